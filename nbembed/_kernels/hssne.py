@@ -1,0 +1,279 @@
+"""HSSNE cost and gradient for the power family of embedding kernels.
+
+H(tau) = (1 + alpha * tau) ** (-1 / alpha), tau = ||y_i - y_j||^2, with the
+Gaussian exp(-tau) at alpha = 0 and Student-t (t-SNE) at alpha = 1. The
+negative score function is S(tau) = 1 / (1 + alpha * tau) = H ** alpha.
+
+With Q_ij = H_ij / Z, Z = sum_{a != b} H_ab, the cost is KL(P || Q) and
+
+    dJ/dy_i = 4 sum_j (P_ij - Q_ij) S_ij (y_i - y_j)
+            = 4 (attraction_i - repulsion_i / Z).
+
+Layout: embeddings are passed transposed, ``Yt`` of shape (d, n), so that the
+inner loop over j reads contiguous memory and vectorizes; two dimensions get a
+dedicated loop. The pair (i, i) is not skipped inside the loops (a branch there
+stops vectorization): at tau = 0 it contributes H = 1 and no force, which is
+subtracted afterwards. Fractional powers are slow without a vector math
+library, so common alphas get closed forms (``kernel_for``).
+
+Every kernel also returns the row sums A_i = sum_j P_ij S_ij that the
+fixed-point update needs.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .._config import JIT, JIT_PARALLEL
+
+
+
+@njit(**JIT)
+def gaussian_kernel(tau, alpha):
+    """(H, S) at alpha = 0: H = exp(-tau), S = 1."""
+    return math.exp(-tau), 1.0
+
+
+@njit(**JIT)
+def student_kernel(tau, alpha):
+    """(H, S) at alpha = 1: H = S = 1 / (1 + tau)."""
+    s = 1.0 / (1.0 + tau)
+    return s, s
+
+
+@njit(**JIT)
+def half_kernel(tau, alpha):
+    """(H, S) at alpha = 0.5: H = S^2."""
+    s = 1.0 / (1.0 + 0.5 * tau)
+    return s * s, s
+
+
+@njit(**JIT)
+def two_kernel(tau, alpha):
+    """(H, S) at alpha = 2: H = sqrt(S)."""
+    s = 1.0 / (1.0 + 2.0 * tau)
+    return math.sqrt(s), s
+
+
+@njit(**JIT)
+def power_kernel(tau, alpha):
+    """(H, S) for any alpha > 0: H = S^(1/alpha)."""
+    s = 1.0 / (1.0 + alpha * tau)
+    return math.exp(math.log(s) / alpha), s
+
+
+_CLOSED_FORMS = {0.0: gaussian_kernel, 1.0: student_kernel, 0.5: half_kernel, 2.0: two_kernel}
+
+
+def kernel_for(alpha):
+    """The kernel function for ``alpha``, to pass to the gradient kernels.
+
+    Numba compiles one specialization of a gradient kernel per kernel
+    function, so the branch on alpha is taken once, outside the pair loops
+    (a branch inside them stops vectorization). Specializations on a function
+    argument are compiled once per process and not cached on disk.
+    """
+    return _CLOSED_FORMS.get(float(alpha), power_kernel)
+
+
+@njit(**JIT)
+def log_kernel(tau, alpha):
+    """log H(tau) = -log(1 + alpha tau) / alpha, and -tau at alpha = 0."""
+    if alpha == 0.0:
+        return -tau
+    return -math.log1p(alpha * tau) / alpha
+
+
+@njit(**JIT)
+def _repulsion_row(Yt, i, alpha, kern, force):
+    """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j)."""
+    d, n = Yt.shape
+    z = 0.0
+    if d == 2:
+        y0 = Yt[0]
+        y1 = Yt[1]
+        a0 = y0[i]
+        a1 = y1[i]
+        f0 = 0.0
+        f1 = 0.0
+        for j in range(n):
+            dx = a0 - y0[j]
+            dy = a1 - y1[j]
+            h, s = kern(dx * dx + dy * dy, alpha)
+            z += h
+            hs = h * s
+            f0 += hs * dx
+            f1 += hs * dy
+        force[0] += f0
+        force[1] += f1
+    else:
+        for j in range(n):
+            tau = 0.0
+            for k in range(d):
+                diff = Yt[k, i] - Yt[k, j]
+                tau += diff * diff
+            h, s = kern(tau, alpha)
+            z += h
+            hs = h * s
+            for k in range(d):
+                force[k] += hs * (Yt[k, i] - Yt[k, j])
+    return z - 1.0
+
+
+@njit(**JIT)
+def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
+    """A_i = sum_j P_ij S_ij; ``force`` += sum_j P_ij S_ij (y_i - y_j)."""
+    d, n = Yt.shape
+    a = 0.0
+    if d == 2:
+        y0 = Yt[0]
+        y1 = Yt[1]
+        a0 = y0[i]
+        a1 = y1[i]
+        f0 = 0.0
+        f1 = 0.0
+        for j in range(n):
+            dx = a0 - y0[j]
+            dy = a1 - y1[j]
+            h, s = kern(dx * dx + dy * dy, alpha)
+            ps = prow[j] * s
+            a += ps
+            f0 += ps * dx
+            f1 += ps * dy
+        force[0] += f0
+        force[1] += f1
+    else:
+        for j in range(n):
+            tau = 0.0
+            for k in range(d):
+                diff = Yt[k, i] - Yt[k, j]
+                tau += diff * diff
+            h, s = kern(tau, alpha)
+            ps = prow[j] * s
+            a += ps
+            for k in range(d):
+                force[k] += ps * (Yt[k, i] - Yt[k, j])
+    return a
+
+
+@njit(**JIT)
+def _sq_dist(Yt, i, j):
+    tau = 0.0
+    for k in range(Yt.shape[0]):
+        diff = Yt[k, i] - Yt[k, j]
+        tau += diff * diff
+    return tau
+
+
+@njit(**JIT_PARALLEL)
+def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
+    """Gradient of KL(P || Q) for a dense symmetric P.
+
+    Parameters
+    ----------
+    Yt : ndarray (d, n)
+        Embedding, transposed.
+    P : ndarray (n, n)
+        Joint probabilities, zero diagonal, summing to one.
+    alpha : float
+    kern : numba function
+        ``kernel_for(alpha)``.
+    exaggeration : float
+        Factor on the attraction (early exaggeration).
+    grad : ndarray (d, n)
+        Output, overwritten with the gradient (transposed like ``Yt``).
+
+    Returns
+    -------
+    z : float
+        Normalizer Z = sum_{i != j} H_ij.
+    a_rowsum : ndarray (n,)
+        A_i = sum_j P_ij S_ij.
+    """
+    d, n = Yt.shape
+    z_rows = np.zeros(n)
+    a_rowsum = np.zeros(n)
+    attraction = np.zeros((n, d))
+    repulsion = np.zeros((n, d))
+    for i in prange(n):
+        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
+        a_rowsum[i] = _dense_attraction_row(Yt, i, P[i], alpha, kern, attraction[i])
+    z = z_rows.sum()
+    _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
+    return z, a_rowsum
+
+
+@njit(**JIT_PARALLEL)
+def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
+    """Like :func:`hssne_dense` for P in CSR form; the repulsion is still exact.
+
+    ``indptr``, ``indices``, ``pvalues`` are the CSR arrays of a symmetric P
+    without diagonal entries.
+    """
+    d, n = Yt.shape
+    z_rows = np.zeros(n)
+    a_rowsum = np.zeros(n)
+    attraction = np.zeros((n, d))
+    repulsion = np.zeros((n, d))
+    for i in prange(n):
+        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
+        a = 0.0
+        for idx in range(indptr[i], indptr[i + 1]):
+            j = indices[idx]
+            h, s = kern(_sq_dist(Yt, i, j), alpha)
+            ps = pvalues[idx] * s
+            a += ps
+            for k in range(d):
+                attraction[i, k] += ps * (Yt[k, i] - Yt[k, j])
+        a_rowsum[i] = a
+    z = z_rows.sum()
+    _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
+    return z, a_rowsum
+
+
+@njit(**JIT)
+def _combine(grad, attraction, repulsion, attraction_scale, repulsion_scale):
+    d, n = grad.shape
+    for i in range(n):
+        for k in range(d):
+            grad[k, i] = attraction_scale * attraction[i, k] - repulsion_scale * repulsion[i, k]
+
+
+@njit(**JIT_PARALLEL)
+def hssne_z(Yt, alpha, kern):
+    """Normalizer Z = sum_{i != j} H_ij alone."""
+    d, n = Yt.shape
+    z_rows = np.zeros(n)
+    for i in prange(n):
+        scratch = np.zeros(d)
+        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, scratch)
+    return z_rows.sum()
+
+
+@njit(**JIT_PARALLEL)
+def dense_p_log_h(Yt, P, alpha):
+    """sum_ij P_ij log H_ij for a dense P (one logarithm per pair)."""
+    d, n = Yt.shape
+    rows = np.zeros(n)
+    for i in prange(n):
+        acc = 0.0
+        for j in range(n):
+            p = P[i, j]
+            if p > 0.0:
+                acc += p * log_kernel(_sq_dist(Yt, i, j), alpha)
+        rows[i] = acc
+    return rows.sum()
+
+
+@njit(**JIT_PARALLEL)
+def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
+    """sum_ij P_ij log H_ij for P in CSR form."""
+    d, n = Yt.shape
+    rows = np.zeros(n)
+    for i in prange(n):
+        acc = 0.0
+        for idx in range(indptr[i], indptr[i + 1]):
+            acc += pvalues[idx] * log_kernel(_sq_dist(Yt, i, indices[idx]), alpha)
+        rows[i] = acc
+    return rows.sum()

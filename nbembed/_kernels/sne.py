@@ -1,0 +1,93 @@
+"""Asymmetric SNE (Hinton & Roweis) with a unit-bandwidth Gaussian output kernel.
+
+q_{j|i} = exp(-||y_i - y_j||^2) / Z_i, Z_i = sum_{k != i} exp(-||y_i - y_k||^2).
+Cost C = sum_i KL(P_i || Q_i); gradient
+
+    dC/dy_i = 2 sum_j (p_{j|i} - q_{j|i} + p_{i|j} - q_{i|j}) (y_i - y_j).
+
+The attraction uses M = P + P^T in CSR form, so the kernel needs no transpose
+of P; the repulsion is exact over all pairs in two passes (the second needs
+every Z_j).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .._config import JIT_PARALLEL
+
+
+@njit(**JIT_PARALLEL)
+def sne_normalizers(Y):
+    """Z_i = sum_{k != i} exp(-||y_i - y_k||^2) for every i."""
+    n, d = Y.shape
+    z = np.zeros(n)
+    for i in prange(n):
+        zi = 0.0
+        for j in range(n):
+            if j == i:
+                continue
+            tau = 0.0
+            for k in range(d):
+                diff = Y[i, k] - Y[j, k]
+                tau += diff * diff
+            zi += math.exp(-tau)
+        z[i] = zi
+    return z
+
+
+@njit(**JIT_PARALLEL)
+def sne_gradient(Y, indptr, indices, mvalues, row_mass, exaggeration, grad):
+    """Gradient of the asymmetric SNE cost; returns the cost without sum p log p.
+
+    Parameters
+    ----------
+    Y : ndarray (n, d)
+    indptr, indices, mvalues : CSR arrays of M = P + P^T (P conditional,
+        rows summing to ``row_mass``), no diagonal entries.
+    row_mass : ndarray (n,)
+        sum_j p_{j|i} (normally ones).
+    exaggeration : float
+        Factor on the attraction.
+    grad : ndarray (n, d)
+        Output.
+
+    Returns
+    -------
+    float
+        sum_ij p_{j|i} tau_ij + sum_i row_mass_i log Z_i, that is the cost minus
+        the constant sum p log p.
+    """
+    n, d = Y.shape
+    z = sne_normalizers(Y)
+    cost_rows = np.zeros(n)
+    for i in prange(n):
+        rep = np.zeros(d)
+        inv_zi = 1.0 / z[i]
+        for j in range(n):
+            if j == i:
+                continue
+            tau = 0.0
+            for k in range(d):
+                diff = Y[i, k] - Y[j, k]
+                tau += diff * diff
+            w = math.exp(-tau) * (inv_zi + 1.0 / z[j])
+            for k in range(d):
+                rep[k] += w * (Y[i, k] - Y[j, k])
+        attr = np.zeros(d)
+        m_tau = 0.0
+        for idx in range(indptr[i], indptr[i + 1]):
+            j = indices[idx]
+            m = mvalues[idx]
+            tau = 0.0
+            for k in range(d):
+                diff = Y[i, k] - Y[j, k]
+                tau += diff * diff
+            m_tau += m * tau
+            for k in range(d):
+                attr[k] += m * (Y[i, k] - Y[j, k])
+        for k in range(d):
+            grad[i, k] = 2.0 * (exaggeration * attr[k] - rep[k])
+        cost_rows[i] = 0.5 * m_tau + row_mass[i] * math.log(z[i])
+    return cost_rows.sum()

@@ -1,0 +1,171 @@
+"""Input and parameter checks whose errors say what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _config
+
+
+def check_number(value, name, *, low=None, high=None, low_open=False, high_open=False,
+                 integer=False):
+    """Check that ``value`` is a real number inside an interval.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        The parameter's name, used in the error message.
+    low, high : float or None
+        Bounds of the accepted interval; ``None`` means unbounded.
+    low_open, high_open : bool
+        Whether the bound itself is excluded.
+    integer : bool
+        Require an integer.
+
+    Returns
+    -------
+    number
+        ``value`` as a Python ``int`` or ``float``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a (real, or integer) number.
+    ValueError
+        If it is NaN or lies outside the interval.
+    """
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a real number"
+        raise TypeError(f"{name} must be {what}, got {value!r} of type {type(value).__name__}.")
+    value = int(value) if integer else float(value)
+    if isinstance(value, float) and math.isnan(value):
+        raise ValueError(f"{name} must be a number, got NaN.")
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high:
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ValueError(f"{name} must be in {left}{lo}, {hi}{right}, got {value!r}.")
+    return value
+
+
+def check_option(value, name, options):
+    """Check that ``value`` is one of ``options`` and return it."""
+    if isinstance(value, str) and value in options:
+        return value
+    listed = ", ".join(repr(o) for o in options)
+    raise ValueError(f"{name} must be one of {listed}; got {value!r}.")
+
+
+def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float64):
+    """Validate a 2-D data matrix and return it as a float array.
+
+    Accepts anything array-like (lists, pandas frames); scipy sparse matrices
+    when ``allow_sparse`` (returned as CSR).
+
+    Raises
+    ------
+    TypeError
+        For sparse input where it is not supported, or non-numeric data.
+    ValueError
+        For arrays that are not 2-D, are empty, have fewer than ``min_samples``
+        rows, or contain NaN or infinity.
+    """
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise TypeError(f"{name} is a sparse matrix, which is not supported here; "
+                            f"pass a dense array (X.toarray()).")
+        X = sp.csr_matrix(X, dtype=dtype)
+        values = X.data
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as err:  # pragma: no cover - exotic inputs
+            raise TypeError(f"{name} could not be converted to an array: {err}") from err
+        if X.dtype.kind not in "biuf":
+            if X.dtype.kind == "c":
+                raise ValueError(f"{name} has complex values; pass real numbers.")
+            try:
+                X = X.astype(dtype)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"{name} must be numeric; got dtype {X.dtype}.") from err
+        if X.ndim != 2:
+            hint = " Reshape a single feature with X.reshape(-1, 1)." if X.ndim == 1 else ""
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); "
+                             f"got an array with {X.ndim} dimension(s) and shape {X.shape}.{hint}")
+        X = np.ascontiguousarray(X, dtype=dtype)
+        values = X
+    n, d = X.shape
+    if n == 0 or d == 0:
+        raise ValueError(f"{name} is empty: shape {X.shape}; need at least "
+                         f"{min_samples} sample(s) and 1 feature.")
+    if n < min_samples:
+        raise ValueError(f"{name} has n_samples = {n}; at least {min_samples} samples are "
+                         f"needed.")
+    if not np.all(np.isfinite(values)):
+        bad = np.argwhere(~np.isfinite(values if not sp.issparse(X) else X.toarray()))[0]
+        raise ValueError(f"{name} contains NaN or infinity (first at index {tuple(bad)}); "
+                         f"remove or impute those values first.")
+    return X
+
+
+def check_square_nonnegative(D, *, name, zero_diagonal=True):
+    """Validate a precomputed square matrix of dissimilarities or affinities."""
+    if D.shape[0] != D.shape[1]:
+        raise ValueError(f"{name} must be a square (n_samples, n_samples) matrix; got shape "
+                         f"{D.shape}.")
+    values = D.data if sp.issparse(D) else D
+    if np.any(values < 0):
+        raise ValueError(f"{name} has negative entries; dissimilarities and affinities must "
+                         f"be non-negative.")
+    if zero_diagonal:
+        diag = D.diagonal()
+        if np.any(diag != 0):
+            raise ValueError(f"{name} must have a zero diagonal; found {np.count_nonzero(diag)} "
+                             f"non-zero diagonal entries.")
+    return D
+
+
+def check_labels(y, n_samples, *, name="y"):
+    """Validate integer class labels with -1 for unlabelled points.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_samples,)
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"{name} must be 1-D with one label per sample ({n_samples}); got "
+                         f"shape {y.shape}.")
+    if y.dtype.kind == "f":
+        if not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+            raise ValueError(f"{name} must hold integer class labels (-1 for unlabelled); "
+                             f"got non-integer values.")
+    elif y.dtype.kind not in "iub":
+        raise ValueError(f"{name} must hold integer class labels (-1 for unlabelled); got "
+                         f"dtype {y.dtype}. Encode string labels first, e.g. with "
+                         f"sklearn.preprocessing.LabelEncoder.")
+    y = y.astype(np.int64)
+    if np.any(y < -1):
+        raise ValueError(f"{name} has labels below -1 (e.g. {int(y[y < -1][0])}); use -1 for "
+                         f"unlabelled points and 0..K-1 for classes.")
+    return y
+
+
+def check_dense_allowed(n, *, what, alternative):
+    """Refuse an n x n float64 allocation larger than ``MAX_DENSE_BYTES``."""
+    need = 8 * n * n
+    if need > _config.MAX_DENSE_BYTES:
+        raise MemoryError(
+            f"{what} for n = {n} would need an n x n array of {need / 2**30:.1f} GiB, above "
+            f"the limit of {_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} "
+            f"(or raise the limit with the environment variable NBEMBED_MAX_DENSE_BYTES).")

@@ -19,9 +19,9 @@ from .._config import JIT_PARALLEL
 
 
 @njit(**JIT_PARALLEL)
-def sne_normalizers(Y):
+def sne_normalizers(Yt):
     """Z_i = sum_{k != i} exp(-||y_i - y_k||^2) for every i."""
-    n, d = Y.shape
+    d, n = Yt.shape
     z = np.zeros(n)
     for i in prange(n):
         zi = 0.0
@@ -30,7 +30,7 @@ def sne_normalizers(Y):
                 continue
             tau = 0.0
             for k in range(d):
-                diff = Y[i, k] - Y[j, k]
+                diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
             zi += math.exp(-tau)
         z[i] = zi
@@ -38,20 +38,21 @@ def sne_normalizers(Y):
 
 
 @njit(**JIT_PARALLEL)
-def sne_gradient(Y, indptr, indices, mvalues, row_mass, exaggeration, grad):
+def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
     """Gradient of the asymmetric SNE cost; returns the cost without sum p log p.
 
     Parameters
     ----------
-    Y : ndarray (n, d)
+    Yt : ndarray (d, n)
+        Embedding, transposed.
     indptr, indices, mvalues : CSR arrays of M = P + P^T (P conditional,
         rows summing to ``row_mass``), no diagonal entries.
     row_mass : ndarray (n,)
         sum_j p_{j|i} (normally ones).
     exaggeration : float
         Factor on the attraction.
-    grad : ndarray (n, d)
-        Output.
+    grad : ndarray (d, n)
+        Output (transposed like ``Yt``).
 
     Returns
     -------
@@ -59,8 +60,8 @@ def sne_gradient(Y, indptr, indices, mvalues, row_mass, exaggeration, grad):
         sum_ij p_{j|i} tau_ij + sum_i row_mass_i log Z_i, that is the cost minus
         the constant sum p log p.
     """
-    n, d = Y.shape
-    z = sne_normalizers(Y)
+    d, n = Yt.shape
+    z = sne_normalizers(Yt)
     cost_rows = np.zeros(n)
     for i in prange(n):
         rep = np.zeros(d)
@@ -70,11 +71,11 @@ def sne_gradient(Y, indptr, indices, mvalues, row_mass, exaggeration, grad):
                 continue
             tau = 0.0
             for k in range(d):
-                diff = Y[i, k] - Y[j, k]
+                diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
             w = math.exp(-tau) * (inv_zi + 1.0 / z[j])
             for k in range(d):
-                rep[k] += w * (Y[i, k] - Y[j, k])
+                rep[k] += w * (Yt[k, i] - Yt[k, j])
         attr = np.zeros(d)
         m_tau = 0.0
         for idx in range(indptr[i], indptr[i + 1]):
@@ -82,12 +83,12 @@ def sne_gradient(Y, indptr, indices, mvalues, row_mass, exaggeration, grad):
             m = mvalues[idx]
             tau = 0.0
             for k in range(d):
-                diff = Y[i, k] - Y[j, k]
+                diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
             m_tau += m * tau
             for k in range(d):
-                attr[k] += m * (Y[i, k] - Y[j, k])
+                attr[k] += m * (Yt[k, i] - Yt[k, j])
         for k in range(d):
-            grad[i, k] = 2.0 * (exaggeration * attr[k] - rep[k])
+            grad[k, i] = 2.0 * (exaggeration * attr[k] - rep[k])
         cost_rows[i] = 0.5 * m_tau + row_mass[i] * math.log(z[i])
     return cost_rows.sum()

@@ -1,0 +1,14 @@
+"""nbembed: semi-supervised non-linear embedding for JupyterLab.
+
+Estimators follow the scikit-learn API and expose a resumable run protocol
+(``prepare`` / ``step`` / ``set_params``) for interactive use.
+"""
+
+from .annotations import Annotations
+from .methods import HSSNE, SNE
+from .optim import EarlyStopping, ProgressBar, Snapshots
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["HSSNE", "SNE", "Annotations", "ProgressBar", "Snapshots", "EarlyStopping",
+           "__version__"]

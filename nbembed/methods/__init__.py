@@ -1,0 +1,6 @@
+"""Estimators with the scikit-learn API, built on the run protocol."""
+
+from .hssne import HSSNE, HSSNERun
+from .sne import SNE, SNERun
+
+__all__ = ["HSSNE", "HSSNERun", "SNE", "SNERun"]

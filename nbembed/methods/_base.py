@@ -1,0 +1,171 @@
+"""What every embedding estimator shares: the scikit-learn contract on top of
+the run protocol, input handling and initialization."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import eigsh
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.decomposition import PCA
+from sklearn.utils import check_random_state
+
+from .._validation import check_data, check_labels, check_number, check_option, \
+    check_square_nonnegative
+
+#: Standard deviation of the first coordinate of a PCA or random start, as in
+#: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
+INIT_SCALE = 1e-4
+
+
+class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class: ``fit`` is ``prepare`` + the default schedule.
+
+    Subclasses define ``prepare`` (returning a run), the class attributes
+    ``live_parameters`` (name -> :class:`~nbembed.optim.LiveParameter`) and
+    ``annotation_kinds`` (which parts of :class:`~nbembed.Annotations` they use),
+    and ``_store_fitted(run)``.
+    """
+
+    live_parameters: dict = {}
+    annotation_kinds: tuple = ()
+
+    def fit(self, X, y=None, *, annotations=None, init=None, callbacks=None):
+        """Embed ``X`` and return the fitted estimator.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features) or (n_samples, n_samples)
+            Data, or a square matrix when ``metric="precomputed"`` or
+            ``affinity="precomputed"``.
+        y : array-like of int (n_samples,), optional
+            Class labels with -1 for unlabelled points (semi-supervised).
+        annotations : Annotations, optional
+            Labels and constraints made by hand.
+        init : ndarray (n_samples, n_components), optional
+            Initial embedding; overrides the ``init`` parameter.
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each iteration; see
+            :mod:`nbembed.optim.callbacks`.
+
+        Returns
+        -------
+        self
+        """
+        run = self.prepare(X, y, annotations=annotations, init=init)
+        run.run(callbacks)
+        self._store_fitted(run)
+        return self
+
+    def fit_transform(self, X, y=None, *, annotations=None, init=None, callbacks=None):
+        """Fit and return the embedding ``embedding_``."""
+        return self.fit(X, y, annotations=annotations, init=init,
+                        callbacks=callbacks).embedding_
+
+    @classmethod
+    def get_live_parameters(cls):
+        """The parameters a running embedding accepts through ``run.set_params``."""
+        return dict(cls.live_parameters)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.input_tags.pairwise = getattr(self, "metric", None) == "precomputed" or \
+            getattr(self, "affinity", None) == "precomputed"
+        return tags
+
+
+def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False):
+    """Check data or a precomputed square matrix; return it as float64."""
+    square = metric == "precomputed" or precomputed_affinity
+    X = check_data(X, min_samples=min_samples, allow_sparse=square)
+    if square:
+        name = "precomputed affinities" if precomputed_affinity else "precomputed dissimilarities"
+        check_square_nonnegative(X, name=f"X ({name})", zero_diagonal=not precomputed_affinity)
+    return X
+
+
+def semi_supervised_groups(y, annotations, n_samples):
+    """Must-link pairs and groups from labels ``y`` and ``annotations``.
+
+    Each labelled class (from ``y`` and from the hard labels in the
+    annotations) becomes a group of points linked pairwise; the annotations'
+    must-links are added as pairs.
+
+    Returns
+    -------
+    pairs : ndarray (m, 2) or None
+    groups : list of ndarray
+    """
+    groups = []
+    labels = []
+    if y is not None:
+        labels.append(check_labels(y, n_samples))
+    pairs = None
+    if annotations is not None:
+        if annotations.n_samples != n_samples:
+            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                             f"{n_samples}.")
+        labels.append(annotations.to_labels())
+        pairs = annotations.must_link_pairs()
+    for lab in labels:
+        for c in np.unique(lab[lab >= 0]):
+            members = np.flatnonzero(lab == c)
+            if members.size >= 2:
+                groups.append(members)
+    return pairs, groups
+
+
+def initial_embedding(X, init, n_components, random_state, *, metric="euclidean",
+                      precomputed_affinity=False):
+    """Starting positions, shape (n_samples, n_components).
+
+    ``init="pca"`` projects on the leading principal components (for
+    precomputed dissimilarities: classical MDS, which is PCA for Euclidean
+    distances; for precomputed affinities: random) and rescales so the first
+    coordinate has standard deviation 1e-4. ``"random"`` draws from
+    N(0, 1e-4^2). An array is used as given.
+    """
+    n = X.shape[0]
+    rng = check_random_state(random_state)
+    if not isinstance(init, str):
+        Y = check_data(init, name="init")
+        if Y.shape != (n, n_components):
+            raise ValueError(f"init must have shape (n_samples, n_components) = "
+                             f"{(n, n_components)}; got {Y.shape}.")
+        return Y.copy()
+    check_option(init, "init", ("pca", "random"))
+    if init == "random" or precomputed_affinity:
+        return INIT_SCALE * rng.standard_normal((n, n_components))
+    if metric == "precomputed":
+        Y = _classical_mds(X, n_components, rng)
+    else:
+        data = X.toarray() if sp.issparse(X) else X
+        k = min(n_components, *data.shape)
+        Y = np.zeros((n, n_components))
+        Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
+                       random_state=rng).fit_transform(data)
+    std = Y[:, 0].std()
+    if not std > 0:
+        return INIT_SCALE * rng.standard_normal((n, n_components))
+    return Y / std * INIT_SCALE
+
+
+def _classical_mds(D, n_components, rng):
+    D = D.toarray() if sp.issparse(D) else D
+    B = -0.5 * D * D
+    B -= B.mean(axis=0, keepdims=True)
+    B -= B.mean(axis=1, keepdims=True)
+    k = min(n_components, D.shape[0] - 2)
+    vals, vecs = eigsh(B, k=k, which="LA", v0=rng.uniform(-1, 1, D.shape[0]))
+    order = np.argsort(vals)[::-1]
+    Y = np.zeros((D.shape[0], n_components))
+    Y[:, :k] = vecs[:, order] * np.sqrt(np.maximum(vals[order], 0))
+    return Y
+
+
+def check_common_params(est, n_samples):
+    """Validate the parameters every SNE-family estimator shares; return n_components."""
+    n_components = check_number(est.n_components, "n_components", low=1, integer=True)
+    check_number(est.n_iter, "n_iter", low=0, integer=True)
+    return n_components

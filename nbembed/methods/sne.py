@@ -1,0 +1,128 @@
+"""SNE: asymmetric stochastic neighbour embedding (Hinton & Roweis, NIPS 2002).
+
+Each point has its own input neighbourhood P_i (Gaussian with a perplexity-
+calibrated width) and output neighbourhood Q_i (Gaussian, unit width); the cost
+is sum_i KL(P_i || Q_i). It is the base of Mbed's neighbourhood term.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._kernels import sne as kernels
+from .._validation import check_number
+from ..affinity import conditional_probabilities
+from ..affinity.perplexity import METHODS as AFFINITY_METHODS
+from .._validation import check_option
+from ..optim import EmbeddingRun
+from ._base import EmbeddingEstimator, check_common_params, initial_embedding, validate_input
+
+
+class SNERun(EmbeddingRun):
+    """A resumable SNE optimization; no live parameters."""
+
+    name = "SNE"
+    live_parameters = {}
+
+    def __init__(self, P, Y0, **schedule):
+        super().__init__(Y0, **schedule)
+        P = sp.csr_matrix(P)
+        self.P = P
+        self.M = sp.csr_matrix(P + P.T)
+        self.M.sort_indices()
+        self._row_mass = np.asarray(P.sum(axis=1)).ravel()
+        values = P.data[P.data > 0]
+        self._p_log_p = float(np.sum(values * np.log(values)))
+
+    def _gradient(self, Yt, exaggeration, grad):
+        M = self.M
+        kernels.sne_gradient(Yt, M.indptr, M.indices, M.data, self._row_mass, exaggeration,
+                             grad)
+        return None
+
+    def _cost(self, Yt):
+        M = self.M
+        scratch = np.empty_like(Yt)
+        return self._p_log_p + kernels.sne_gradient(Yt, M.indptr, M.indices, M.data,
+                                                    self._row_mass, 1.0, scratch)
+
+    def _apply_params(self, **params):
+        return None
+
+
+class SNE(EmbeddingEstimator):
+    """Stochastic neighbour embedding with Gaussian input and output kernels.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+    perplexity : float, default=30.0
+    n_iter : int, default=1000
+    early_exaggeration : float, default=4.0
+    early_exaggeration_iter : int, default=100
+    learning_rate : float or "auto", default="auto"
+        "auto" is 0.25: the per-point gradients of SNE do not shrink with n the
+        way those of symmetric SNE do.
+    init : {"pca", "random"} or ndarray, default="pca"
+    affinity : {"auto", "exact", "knn"}, default="auto"
+    metric : str, default="euclidean"
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    embedding_ : ndarray (n_samples, n_components)
+    kl_divergence_ : float
+        sum_i KL(P_i || Q_i) at the end.
+    n_iter_ : int
+    history_ : list of dict
+    n_features_in_ : int
+
+    References
+    ----------
+    G. Hinton, S. Roweis. Stochastic neighbor embedding. NIPS 2002.
+    """
+
+    def __init__(self, n_components=2, *, perplexity=30.0, n_iter=1000, early_exaggeration=4.0,
+                 early_exaggeration_iter=100, learning_rate="auto", init="pca",
+                 affinity="auto", metric="euclidean", random_state=None):
+        self.n_components = n_components
+        self.perplexity = perplexity
+        self.n_iter = n_iter
+        self.early_exaggeration = early_exaggeration
+        self.early_exaggeration_iter = early_exaggeration_iter
+        self.learning_rate = learning_rate
+        self.init = init
+        self.affinity = affinity
+        self.metric = metric
+        self.random_state = random_state
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        """Build the conditional P and the start; return a resumable :class:`SNERun`."""
+        X = validate_input(X, min_samples=4, metric=self.metric)
+        n = X.shape[0]
+        n_components = check_common_params(self, n)
+        check_option(self.affinity, "affinity", AFFINITY_METHODS)
+        exaggeration = check_number(self.early_exaggeration, "early_exaggeration", low=0,
+                                    low_open=True)
+        ee_iter = check_number(self.early_exaggeration_iter, "early_exaggeration_iter", low=0,
+                               integer=True)
+        learning_rate = 0.25 if self.learning_rate == "auto" else check_number(
+            self.learning_rate, "learning_rate", low=0, low_open=True)
+        P, _ = conditional_probabilities(X, self.perplexity, method=self.affinity,
+                                         metric=self.metric)
+        start = initial_embedding(X, self.init if init is None else init, n_components,
+                                  self.random_state, metric=self.metric)
+        self.n_features_in_ = X.shape[1]
+        return SNERun(P, start, n_iter=self.n_iter, optimizer="gradient",
+                      learning_rate=learning_rate, exaggeration=exaggeration,
+                      exaggeration_iter=ee_iter)
+
+    def _store_fitted(self, run):
+        self.embedding_ = run.embedding
+        self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
+        self.n_iter_ = run.iteration
+        self.history_ = run.history
+        self._n_features_out = self.embedding_.shape[1]

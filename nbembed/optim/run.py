@@ -1,0 +1,278 @@
+"""The run protocol: a resumable optimization of an embedding.
+
+``run = method.prepare(X, ...)`` builds one; ``run.step(n)`` advances it n
+iterations and returns promptly; ``run.set_params(alpha=...)`` changes a live
+parameter and continues from the current embedding. The widget and the
+teaching notebooks talk to runs only through this interface.
+
+A run follows the classic t-SNE schedule: ``exaggeration_iter`` iterations of
+early exaggeration (attraction multiplied, momentum 0.5) with the gradient
+optimizer, then the method's main optimizer. It checks every update for
+non-finite values and, for the fixed-point optimizer, watches the cost: on
+divergence it restores the last good embedding, damps the step and carries on,
+so a user never sees NaN.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _config
+from .._validation import check_number
+from .callbacks import as_list, call_all
+from .optimizers import FixedPoint, MomentumGains
+
+logger = logging.getLogger("nbembed")
+
+#: A cost rise by more than this fraction between two checks of a fixed-point
+#: run counts as divergence.
+DIVERGENCE_RISE = 0.05
+
+
+@dataclass(frozen=True)
+class LiveParameter:
+    """A parameter that may change while a run is going on.
+
+    Attributes
+    ----------
+    name : str
+    low, high : float
+        The accepted interval (``high`` may be ``math.inf``).
+    slider : tuple of float
+        The range a slider should show by default.
+    step : float
+        Slider resolution.
+    description : str
+        One line for a tooltip.
+    """
+
+    name: str
+    low: float
+    high: float
+    slider: tuple
+    step: float
+    description: str
+
+    def validate(self, value):
+        """Return ``value`` as a float, or raise naming the accepted range."""
+        return check_number(value, self.name, low=self.low,
+                            high=None if math.isinf(self.high) else self.high)
+
+
+class EmbeddingRun:
+    """Base class of resumable runs; subclasses provide the objective.
+
+    Subclasses implement ``_gradient(Yt, exaggeration, grad)`` (fill ``grad``,
+    return the per-point step scales for the fixed-point optimizer or None),
+    ``_cost(Yt)`` and ``_apply_params(**params)``.
+
+    Parameters
+    ----------
+    Y0 : ndarray (n, d)
+        Initial embedding.
+    n_iter : int
+        Length of the default schedule (``fit`` runs this many iterations).
+    optimizer : {"gradient", "fixed-point"}
+        Main-phase optimizer.
+    learning_rate : float
+    exaggeration : float
+    exaggeration_iter : int
+    momentum : tuple of float
+        Momentum during and after early exaggeration.
+    fixed_point_momentum : float
+        Heavy-ball momentum of the accelerated fixed-point update (0 = eq. 14).
+    cost_every : int
+        Evaluate the cost every this many iterations (and at the end of every
+        ``step`` call).
+    """
+
+    name = "run"
+    live_parameters: dict = {}
+
+    def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration=12.0,
+                 exaggeration_iter=250, momentum=(0.5, 0.8), fixed_point_momentum=0.0,
+                 cost_every=10):
+        self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
+        self._grad = np.empty_like(self._Yt)
+        self.n_iter = int(n_iter)
+        self.optimizer = optimizer
+        self.exaggeration = float(exaggeration)
+        self.exaggeration_iter = int(exaggeration_iter)
+        self.momentum = momentum
+        self.cost_every = int(cost_every)
+        self.iteration = 0
+        self.history = []
+        self.recoveries = 0
+        self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate)
+        self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
+        self._good_Yt = self._Yt.copy()
+        self._good_cost = None
+        self._started = time.perf_counter()
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the current embedding, shape (n_samples, n_components)."""
+        return self._Yt.T.copy()
+
+    @property
+    def n_samples(self):
+        return self._Yt.shape[1]
+
+    @property
+    def done(self):
+        """True once the default schedule (``n_iter`` iterations) is complete."""
+        return self.iteration >= self.n_iter
+
+    @property
+    def cost(self):
+        """The objective at the current embedding (computed now)."""
+        with _config.KERNEL_LOCK:
+            return float(self._cost(self._Yt))
+
+    def get_params(self):
+        """Current values of the live parameters."""
+        return {name: getattr(self, name) for name in self.live_parameters}
+
+    # -- control -------------------------------------------------------------
+    def set_params(self, **params):
+        """Change live parameters and continue from the current embedding.
+
+        Parameters
+        ----------
+        **params
+            Names from ``live_parameters``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value outside its range; nothing changes.
+        """
+        checked = {}
+        for name, value in params.items():
+            if name not in self.live_parameters:
+                live = ", ".join(self.live_parameters) or "none"
+                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
+                                 f"parameters: {live}.")
+            checked[name] = self.live_parameters[name].validate(value)
+        with _config.KERNEL_LOCK:
+            self._apply_params(**checked)
+            # The objective changed: old momentum and the divergence baseline
+            # belong to the old objective.
+            self._gradient_descent.reset()
+            self._fixed_point.reset()
+            self._good_cost = None
+        return self
+
+    def step(self, n=1, callbacks=None):
+        """Advance ``n`` iterations (fewer if a callback asks to stop).
+
+        Parameters
+        ----------
+        n : int
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each iteration; True stops.
+
+        Returns
+        -------
+        self
+        """
+        n = check_number(n, "n", low=0, integer=True)
+        callbacks = as_list(callbacks)
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start(self, n)
+        try:
+            self._advance(n, callbacks)
+        finally:
+            for cb in callbacks:
+                if hasattr(cb, "on_end"):
+                    cb.on_end(self)
+        return self
+
+    def run(self, callbacks=None):
+        """Run the rest of the default schedule (what ``fit`` does)."""
+        return self.step(max(0, self.n_iter - self.iteration), callbacks)
+
+    # -- internals -----------------------------------------------------------
+    def _advance(self, n, callbacks):
+        if n > 0 and not self.history:
+            self._record()
+        for k in range(n):
+            with _config.KERNEL_LOCK:
+                self._iterate()
+            self.iteration += 1
+            last = k == n - 1
+            if last or self.iteration % self.cost_every == 0:
+                self._record()
+            if callbacks and call_all(callbacks, self):
+                if not last:
+                    self._record()
+                break
+
+    def _schedule(self):
+        if self.iteration < self.exaggeration_iter:
+            return self.exaggeration, self.momentum[0], "gradient"
+        return 1.0, self.momentum[1], self.optimizer
+
+    def _iterate(self):
+        exaggeration, momentum, optimizer = self._schedule()
+        scales = self._gradient(self._Yt, exaggeration, self._grad)
+        if optimizer == "fixed-point":
+            self._fixed_point.step(self._Yt, self._grad, scales, exaggeration)
+        else:
+            self._gradient_descent.step(self._Yt, self._grad, momentum)
+        self._Yt -= self._Yt.mean(axis=1, keepdims=True)
+        if not np.all(np.isfinite(self._Yt)):
+            self._recover("non-finite embedding")
+
+    def _record(self):
+        cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
+        exaggeration, _, optimizer = self._schedule()
+        if (optimizer == "fixed-point" and self._good_cost is not None
+                and not cost <= self._good_cost * (1 + DIVERGENCE_RISE) + 1e-12):
+            self._recover(f"cost rose from {self._good_cost:.4g} to {cost:.4g}")
+            cost = self._good_cost
+        elif math.isfinite(cost):
+            if optimizer == "fixed-point" and self._good_cost is not None \
+                    and cost > self._good_cost:
+                self._fixed_point.reset()  # adaptive restart of the momentum
+            self._good_Yt[:] = self._Yt
+            self._good_cost = cost if optimizer == "fixed-point" else None
+        record = dict(iteration=self.iteration, cost=cost,
+                      grad_norm=float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else
+                      math.nan,
+                      exaggeration=exaggeration, optimizer=optimizer,
+                      seconds=time.perf_counter() - self._started, **self.get_params())
+        self.history.append(record)
+        logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, cost)
+
+    def _recover(self, reason):
+        """Go back to the last good embedding and take smaller steps from there."""
+        self.recoveries += 1
+        logger.warning("%s diverged at iteration %d (%s); restored the last good embedding "
+                       "and halved the step.", self.name, self.iteration, reason)
+        self._Yt[:] = self._good_Yt
+        self._fixed_point.reset()
+        self._fixed_point.relaxation *= 0.5
+        self._gradient_descent.reset()
+        self._gradient_descent.learning_rate *= 0.5
+
+    # -- to implement ----------------------------------------------------------
+    def _gradient(self, Yt, exaggeration, grad):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _cost(self, Yt):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _apply_params(self, **params):  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -93,7 +93,7 @@ class HSSNERun(EmbeddingRun):
             p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
         else:
             p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
-        return self._p_log_p - p_log_h + math.log(z)
+        return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
 
 
 class HSSNE(EmbeddingEstimator):

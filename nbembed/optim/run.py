@@ -238,13 +238,12 @@ class EmbeddingRun:
     def _record(self):
         cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
         exaggeration, _, optimizer = self._schedule()
-        if (optimizer == "fixed-point" and self._good_cost is not None
-                and not cost <= self._good_cost * (1 + DIVERGENCE_RISE) + 1e-12):
-            self._recover(f"cost rose from {self._good_cost:.4g} to {cost:.4g}")
-            cost = self._good_cost
-        elif math.isfinite(cost):
-            if optimizer == "fixed-point" and self._good_cost is not None \
-                    and cost > self._good_cost:
+        watch = optimizer == "fixed-point" and self._good_cost is not None
+        if not math.isfinite(cost) or (watch and cost > self._good_cost * (1 + DIVERGENCE_RISE)):
+            self._recover(f"cost {cost:.4g}, last good {self._good_cost}")
+            cost = float(self._cost(self._Yt))
+        else:
+            if watch and cost > self._good_cost:
                 self._fixed_point.reset()  # adaptive restart of the momentum
             self._good_Yt[:] = self._Yt
             self._good_cost = cost if optimizer == "fixed-point" else None

@@ -1,0 +1,281 @@
+"""HSSNE behaviour: special cases, the run protocol, bad input and quality."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_iris
+
+import reference as ref
+from conftest import load_shared
+from nbembed import HSSNE, Annotations
+from nbembed.affinity import joint_probabilities
+from nbembed.metrics import homogeneity
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris(return_X_y=True)
+
+
+def small(**kw):
+    params = dict(perplexity=10.0, n_iter=300, early_exaggeration_iter=100, random_state=0)
+    params.update(kw)
+    return HSSNE(**params)
+
+
+# -- special cases as identities ------------------------------------------------------------
+def test_alpha_one_is_tsne(rng):
+    """At alpha = 1 the cost is t-SNE's, written with the Student-t kernel directly."""
+    X = rng.normal(size=(50, 4))
+    P = joint_probabilities(X, 10.0, method="exact")
+    Y = rng.normal(size=(50, 2))
+    run = HSSNE(alpha=1.0, perplexity=10.0).prepare(X, init=Y)
+    W = 1.0 / (1.0 + ref.sq_distances(Y))
+    np.fill_diagonal(W, 0)
+    Q = W / W.sum()
+    mask = P > 0
+    assert run.cost == pytest.approx(np.sum(P[mask] * np.log(P[mask] / Q[mask])), rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 2.0])
+def test_kl_equals_opentsne(rng, alpha):
+    """Our KL equals openTSNE's exact (theta = 0) KL for the same P, Y and dof = 1/alpha."""
+    tsne = pytest.importorskip("openTSNE.tsne")
+    X = rng.normal(size=(80, 5))
+    Y = rng.normal(size=(80, 2))
+    run = HSSNE(alpha=alpha, perplexity=10.0, affinity="knn").prepare(X, init=Y)
+    P = sp.csr_matrix(run.P)
+    kl, _ = tsne.kl_divergence_bh(np.ascontiguousarray(Y), P, 1.0 / alpha,
+                                  bh_params={"theta": 0.0}, should_eval_error=True)
+    assert run.cost == pytest.approx(kl, rel=1e-6)
+
+
+def test_rho_zero_ignores_must_links(rng):
+    X = rng.normal(size=(60, 4))
+    ann = Annotations(60)
+    ann.add_must_link([0, 5, 9, 20])
+    a = small(rho=0.0).fit(X, annotations=ann)
+    b = small(rho=0.0).fit(X)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    c = small(rho=0.5).fit(X, annotations=ann)
+    assert not np.allclose(c.embedding_, b.embedding_)
+
+
+def test_labels_become_must_links_within_classes(iris):
+    X, y = iris
+    partial = np.full_like(y, -1)
+    partial[::10] = y[::10]
+    run = HSSNE(rho=0.5).prepare(X, partial)
+    U = run.U.toarray()
+    linked = np.argwhere(U > 0)
+    assert len(linked) > 0
+    assert np.all(partial[linked[:, 0]] == partial[linked[:, 1]])
+    assert np.all(partial[linked[:, 0]] >= 0)
+    assert U.sum() == pytest.approx(1.0)
+
+
+# -- the run protocol --------------------------------------------------------------------
+def test_step_set_params_continue_without_jump(iris):
+    X, _ = iris
+    run = small().prepare(X)
+    run.step(150)
+    before = run.embedding
+    assert run.iteration == 150
+    run.set_params(alpha=1.5, rho=0.2)
+    assert run.alpha == 1.5 and run.rho == 0.2
+    np.testing.assert_array_equal(run.embedding, before)  # no restart
+    run.step(1)
+    assert np.max(np.abs(run.embedding - before)) < 0.05 * np.ptp(before)  # no jump
+    assert run.history[-1]["alpha"] == 1.5
+    assert [h["iteration"] for h in run.history][-1] == 151
+
+
+def test_embedding_is_a_copy(iris):
+    run = small().prepare(iris[0])
+    emb = run.embedding
+    emb[:] = 1e9
+    assert np.all(np.abs(run.embedding) < 1)
+
+
+def test_set_params_rejects_bad_values_and_changes_nothing(iris):
+    run = small().prepare(iris[0])
+    with pytest.raises(ValueError, match="rho"):
+        run.set_params(alpha=2.0, rho=1.5)
+    assert run.alpha == 1.0 and run.rho == 0.5
+    with pytest.raises(ValueError, match="not a live parameter"):
+        run.set_params(perplexity=5)
+    with pytest.raises(ValueError, match="alpha"):
+        run.set_params(alpha=-0.1)
+
+
+def test_callbacks_stop_and_snapshot(iris):
+    from nbembed import EarlyStopping, Snapshots
+
+    snaps = Snapshots(every=50)
+    seen = []
+    model = small(n_iter=400).fit(iris[0], callbacks=[snaps, lambda run: seen.append(run.iteration)])
+    assert seen == list(range(1, 401))
+    assert snaps.iterations == [50, 100, 150, 200, 250, 300, 350, 400]
+    assert model.n_iter_ == 400
+    stopper = small(n_iter=2000).fit(iris[0], callbacks=EarlyStopping(1e-3, patience=3))
+    assert stopper.n_iter_ < 2000
+
+
+def test_progress_bar_runs(iris, capsys):
+    from nbembed import ProgressBar
+
+    small(n_iter=120).fit(iris[0], callbacks=ProgressBar())
+
+
+@pytest.mark.parametrize("optimizer", ["gradient", "fixed-point"])
+def test_fit_attributes_and_determinism(iris, optimizer):
+    X, _ = iris
+    a = small(optimizer=optimizer).fit(X)
+    b = small(optimizer=optimizer).fit(X)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    assert a.embedding_.shape == (150, 2)
+    assert a.n_iter_ == 300 and a.n_features_in_ == 4
+    assert a.kl_divergence_ == pytest.approx(a.history_[-1]["cost"])
+    costs = [h["cost"] for h in a.history_ if h["exaggeration"] == 1.0]
+    assert costs[-1] < costs[0]
+
+
+def test_fixed_point_recovers_from_divergence(iris):
+    """A huge relaxation makes the update diverge; the run must recover, never give NaN."""
+    X, _ = iris
+    run = small(optimizer="fixed-point").prepare(X)
+    run._fixed_point.relaxation = 50.0
+    run.step(300)
+    assert run.recoveries > 0
+    assert np.all(np.isfinite(run.embedding))
+    assert np.isfinite(run.history[-1]["cost"])
+
+
+def test_gradient_recovers_from_non_finite_steps(iris):
+    run = small(learning_rate=1e30).prepare(iris[0])
+    run.step(50)
+    assert np.all(np.isfinite(run.embedding))
+
+
+def test_precomputed_dissimilarities_equal_euclidean(iris):
+    from sklearn.metrics import pairwise_distances
+
+    X, _ = iris
+    D = pairwise_distances(X)
+    # Round-off differences in P (1e-13) grow chaotically over a long run, so
+    # compare P and a short run.
+    a = small(init="random", n_iter=20).fit(X)
+    b = small(init="random", n_iter=20, metric="precomputed").fit(D)
+    np.testing.assert_allclose(a.affinities_, b.affinities_, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-6, atol=1e-9)
+    c = small(metric="precomputed").fit(D)  # classical MDS start
+    assert np.all(np.isfinite(c.embedding_))
+
+
+def test_precomputed_affinities(iris):
+    X, _ = iris
+    P = joint_probabilities(X, 10.0, method="exact")
+    a = small(init="random", n_iter=20).fit(X)
+    b = small(init="random", n_iter=20, affinity="precomputed").fit(P * 7.0)  # any scale
+    np.testing.assert_allclose(a.affinities_, b.affinities_, rtol=1e-12, atol=1e-17)
+    np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-6, atol=1e-9)
+
+
+def test_knn_and_exact_affinities_agree_on_quality(iris):
+    X, y = iris
+    exact = small(affinity="exact").fit(X)
+    knn = small(affinity="knn").fit(X)
+    assert abs(exact.kl_divergence_ - knn.kl_divergence_) < 0.1
+    assert homogeneity(knn.embedding_, y) > 0.9
+
+
+# -- bad input ----------------------------------------------------------------------------
+@pytest.mark.parametrize("X, match", [
+    (np.array([[0.0, np.nan], [1, 2], [3, 4], [5, 6], [7, 8]]), "NaN or infinity"),
+    (np.array([[0.0, np.inf], [1, 2], [3, 4], [5, 6], [7, 8]]), "NaN or infinity"),
+    (np.arange(10.0), "2-D"),
+    (np.empty((0, 3)), "empty"),
+    (np.ones((3, 2)), "n_samples = 3"),
+])
+def test_bad_data(X, match):
+    with pytest.raises(ValueError, match=match):
+        HSSNE(perplexity=1.5).fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(perplexity=40.0), "perplexity"),
+    (dict(perplexity=0.0), "perplexity"),
+    (dict(alpha=-1.0), "alpha"),
+    (dict(rho=1.2), "rho"),
+    (dict(rho=-0.1), "rho"),
+    (dict(optimizer="newton"), "optimizer"),
+    (dict(affinity="dense"), "affinity"),
+    (dict(n_components=0), "n_components"),
+    (dict(init="spectral"), "init"),
+])
+def test_bad_parameters(rng, params, match):
+    params = {"perplexity": 5.0, **params}
+    with pytest.raises(ValueError, match=match):
+        HSSNE(**params).fit(rng.normal(size=(30, 3)))
+
+
+def test_bad_precomputed(rng):
+    with pytest.raises(ValueError, match="square"):
+        HSSNE(metric="precomputed", perplexity=2).fit(rng.random((6, 5)))
+    D = rng.random((6, 6))
+    D = D + D.T
+    np.fill_diagonal(D, 0)
+    D[0, 1] = -1
+    with pytest.raises(ValueError, match="negative"):
+        HSSNE(metric="precomputed", perplexity=2).fit(D)
+    with pytest.raises(ValueError, match="square"):
+        HSSNE(affinity="precomputed").fit(rng.random((6, 5)))
+
+
+def test_bad_labels_and_annotations(rng):
+    X = rng.normal(size=(20, 3))
+    with pytest.raises(ValueError, match="labels below -1"):
+        HSSNE(perplexity=5).fit(X, np.full(20, -2))
+    with pytest.raises(ValueError, match="one label per sample"):
+        HSSNE(perplexity=5).fit(X, np.zeros(19, dtype=int))
+    with pytest.raises(ValueError, match="annotations are for 30 samples"):
+        HSSNE(perplexity=5).fit(X, annotations=Annotations(30))
+    ann = Annotations(20)
+    with pytest.raises(ValueError):
+        ann.add_must_link([3, 25])
+    assert ann.is_empty
+
+
+def test_fit_does_not_change_hyperparameters(rng):
+    model = HSSNE(perplexity=5, n_iter=50)
+    params = model.get_params()
+    model.fit(rng.normal(size=(20, 3)))
+    assert model.get_params() == params
+
+
+def test_dense_memory_guard(monkeypatch, rng):
+    from nbembed import _config
+
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 1000)
+    with pytest.raises(MemoryError, match='method="knn"'):
+        HSSNE(perplexity=5, affinity="exact").fit(rng.normal(size=(20, 3)))
+
+
+# -- quality on real data (the paper's figures) ---------------------------------------------
+@pytest.mark.slow
+def test_iris_homogeneity():
+    data = load_shared("iris")
+    scores = [homogeneity(HSSNE(alpha=1.0, random_state=s).fit_transform(data["X"]), data["y"])
+              for s in range(3)]
+    assert np.mean(scores) >= 0.95
+
+
+@pytest.mark.slow
+def test_wine_homogeneity():
+    from sklearn.preprocessing import StandardScaler
+
+    data = load_shared("wine")
+    X = StandardScaler().fit_transform(data["X"])
+    scores = [homogeneity(HSSNE(alpha=1.0, random_state=s).fit_transform(X), data["y"])
+              for s in range(3)]
+    assert np.mean(scores) >= 0.96

@@ -1,0 +1,141 @@
+"""Every Numba kernel against its plain NumPy twin in reference.py."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import reference as ref
+from nbembed._kernels import hssne, perplexity, sne
+
+ALPHAS = [0.0, 0.5, 1.0, 2.0, 1.3]
+
+
+def _problem(rng, n=37, d=2):
+    X = rng.normal(size=(n, 5))
+    P = ref.joint_probabilities(X, 8.0)
+    Y = rng.normal(size=(n, d))
+    return P, Y
+
+
+def _kl(P, Yt, alpha, sparse):
+    kern = hssne.kernel_for(alpha)
+    z = hssne.hssne_z(Yt, alpha, kern)
+    if sparse:
+        Ps = sp.csr_matrix(P)
+        plogh = hssne.sparse_p_log_h(Yt, Ps.indptr, Ps.indices, Ps.data, alpha)
+    else:
+        plogh = hssne.dense_p_log_h(Yt, P, alpha)
+    values = P[P > 0]
+    return np.sum(values * np.log(values)) - plogh + np.log(z)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_hssne_gradient_matches_reference(rng, alpha, d, sparse):
+    P, Y = _problem(rng, d=d)
+    Yt = np.ascontiguousarray(Y.T)
+    grad = np.empty_like(Yt)
+    kern = hssne.kernel_for(alpha)
+    if sparse:
+        Ps = sp.csr_matrix(P)
+        z, a = hssne.hssne_sparse(Yt, Ps.indptr, Ps.indices, Ps.data, alpha, kern, 1.0, grad)
+    else:
+        z, a = hssne.hssne_dense(Yt, P, alpha, kern, 1.0, grad)
+    np.testing.assert_allclose(grad.T, ref.hssne_grad(P, Y, alpha), rtol=1e-10, atol=1e-14)
+    H = ref.power_kernel(ref.sq_distances(Y), alpha)
+    np.fill_diagonal(H, 0)
+    assert z == pytest.approx(H.sum(), rel=1e-12)
+    S = 1.0 / (1.0 + alpha * ref.sq_distances(Y))
+    np.testing.assert_allclose(a, (P * S).sum(1), rtol=1e-12)
+    assert _kl(P, Yt, alpha, sparse) == pytest.approx(ref.hssne_cost(P, Y, alpha), rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_exaggeration_scales_only_the_attraction(rng, alpha):
+    P, Y = _problem(rng)
+    Yt = np.ascontiguousarray(Y.T)
+    kern = hssne.kernel_for(alpha)
+    g1, g4 = np.empty_like(Yt), np.empty_like(Yt)
+    hssne.hssne_dense(Yt, P, alpha, kern, 1.0, g1)
+    hssne.hssne_dense(Yt, P, alpha, kern, 4.0, g4)
+    # grad(4P) - grad(P) is 3x the attraction, i.e. 3x the gradient of the P-part alone.
+    Q = ref.hssne_q(Y, alpha)
+    S = 1.0 / (1.0 + alpha * ref.sq_distances(Y))
+    W = P * S
+    np.fill_diagonal(W, 0)
+    attraction = 4.0 * (W.sum(1)[:, None] * Y - W @ Y)
+    np.testing.assert_allclose((g4 - g1).T, 3.0 * attraction, rtol=1e-9, atol=1e-14)
+    assert Q.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_fixed_point_update_is_a_scaled_gradient_step(rng, alpha):
+    """Eq. 14 of the paper equals y_i - grad_i / (4 A_i)."""
+    P, Y = _problem(rng)
+    Yt = np.ascontiguousarray(Y.T)
+    grad = np.empty_like(Yt)
+    _, a = hssne.hssne_dense(Yt, P, alpha, hssne.kernel_for(alpha), 1.0, grad)
+    np.testing.assert_allclose(Y - grad.T / (4 * a[:, None]), ref.hssne_fixed_point(P, Y, alpha),
+                               rtol=1e-10, atol=1e-13)
+
+
+def test_power_kernel_limits():
+    tau = np.linspace(0, 5, 11)
+    for t in tau:
+        h1, s1 = hssne.student_kernel(t, 1.0)
+        assert h1 == pytest.approx(1 / (1 + t)) and s1 == pytest.approx(1 / (1 + t))
+        hg, sg = hssne.gaussian_kernel(t, 0.0)
+        assert hg == pytest.approx(np.exp(-t)) and sg == 1.0
+        # The general form approaches the Gaussian as alpha -> 0 and matches closed forms.
+        h_small, _ = hssne.power_kernel(t, 1e-7)
+        assert h_small == pytest.approx(np.exp(-t), rel=1e-5)
+        for alpha, closed in [(0.5, hssne.half_kernel), (2.0, hssne.two_kernel),
+                              (1.0, hssne.student_kernel)]:
+            assert hssne.power_kernel(t, alpha)[0] == pytest.approx(closed(t, alpha)[0], rel=1e-13)
+    assert hssne.kernel_for(0) is hssne.gaussian_kernel
+    assert hssne.kernel_for(1.7) is hssne.power_kernel
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_sne_gradient_and_cost_match_reference(rng, d):
+    X = rng.normal(size=(31, 4))
+    Pc = ref.conditional_probabilities(ref.sq_distances(X), 7.0)
+    Y = rng.normal(size=(31, d))
+    Yt = np.ascontiguousarray(Y.T)
+    M = sp.csr_matrix(Pc + Pc.T)
+    grad = np.empty_like(Yt)
+    partial = sne.sne_gradient(Yt, M.indptr, M.indices, M.data, Pc.sum(1), 1.0, grad)
+    values = Pc[Pc > 0]
+    assert partial + np.sum(values * np.log(values)) == pytest.approx(ref.sne_cost(Pc, Y),
+                                                                       rel=1e-12)
+    np.testing.assert_allclose(grad.T, ref.sne_grad(Pc, Y), rtol=1e-10, atol=1e-14)
+    E = np.exp(-ref.sq_distances(Y))
+    np.fill_diagonal(E, 0)
+    np.testing.assert_allclose(sne.sne_normalizers(Yt), E.sum(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("perp", [2.0, 5.0, 15.0])
+def test_perplexity_calibration_matches_reference(rng, perp):
+    X = rng.normal(size=(40, 3)) * [1, 5, 0.1]
+    D2 = ref.sq_distances(X)
+    P, beta = perplexity.conditional_probabilities(D2, np.log(perp), True)
+    np.testing.assert_allclose(P, ref.conditional_probabilities(D2, perp), atol=1e-8)
+    entropy = -np.sum(np.where(P > 0, P * np.log(np.where(P > 0, P, 1)), 0), axis=1)
+    np.testing.assert_allclose(np.exp(entropy), perp, rtol=1e-6)
+    assert np.all(np.diag(P) == 0)
+    # beta reproduces the rows.
+    row = np.exp(-beta[0] * D2[0])
+    row[0] = 0
+    np.testing.assert_allclose(P[0], row / row.sum(), rtol=1e-9)
+
+
+def test_perplexity_on_neighbour_lists(rng):
+    X = rng.normal(size=(30, 3))
+    D2 = ref.sq_distances(X)
+    order = np.argsort(D2, axis=1)[:, 1:11]
+    knn = np.take_along_axis(D2, order, axis=1)
+    P, _ = perplexity.conditional_probabilities(np.ascontiguousarray(knn), np.log(4.0), False)
+    np.testing.assert_allclose(P.sum(1), 1.0)
+    entropy = -np.sum(P * np.log(P), axis=1)
+    np.testing.assert_allclose(np.exp(entropy), 4.0, rtol=1e-6)

@@ -93,11 +93,11 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
             raise TypeError(f"{name} could not be converted to an array: {err}") from err
         if X.dtype.kind not in "biuf":
             if X.dtype.kind == "c":
-                raise ValueError(f"{name} has complex values; pass real numbers.")
+                raise ValueError(f"Complex data not supported: {name} has complex values; pass real numbers.")
             try:
                 X = X.astype(dtype)
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"{name} must be numeric; got dtype {X.dtype}.") from err
+            except ValueError as err:
+                raise ValueError(f"{name} must be numeric; got dtype {X.dtype}: {err}") from err
         if X.ndim != 2:
             hint = " Reshape a single feature with X.reshape(-1, 1)." if X.ndim == 1 else ""
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features); "
@@ -105,9 +105,12 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         X = np.ascontiguousarray(X, dtype=dtype)
         values = X
     n, d = X.shape
-    if n == 0 or d == 0:
-        raise ValueError(f"{name} is empty: shape {X.shape}; need at least "
-                         f"{min_samples} sample(s) and 1 feature.")
+    if n == 0:
+        raise ValueError(f"{name} is empty: 0 sample(s) (shape={X.shape}) while a minimum of "
+                         f"{min_samples} is required.")
+    if d == 0:
+        raise ValueError(f"{name} is empty: 0 feature(s) (shape={X.shape}) while a minimum of 1 "
+                         f"is required.")
     if n < min_samples:
         raise ValueError(f"{name} has n_samples = {n}; at least {min_samples} samples are "
                          f"needed.")
@@ -151,7 +154,8 @@ def check_labels(y, n_samples, *, name="y"):
             raise ValueError(f"{name} must hold integer class labels (-1 for unlabelled); "
                              f"got non-integer values.")
     elif y.dtype.kind not in "iub":
-        raise ValueError(f"{name} must hold integer class labels (-1 for unlabelled); got "
+        raise ValueError(f"Unknown label type: {name} must hold integer class labels (-1 for "
+                         f"unlabelled); got "
                          f"dtype {y.dtype}. Encode string labels first, e.g. with "
                          f"sklearn.preprocessing.LabelEncoder.")
     y = y.astype(np.int64)

@@ -15,7 +15,10 @@ Neighbourhood-based measures (compare the input ``X`` with the embedding ``Y``):
 - :func:`neighbourhood_preservation` -- mean fraction of the k input neighbours
   kept among the k embedded neighbours.
 
-All of them find neighbours with :class:`sklearn.neighbors.NearestNeighbors` and
+Objective: :func:`kl_divergence` -- KL(P || Q) of an embedding under the HSSNE
+power-family kernel, for any given P.
+
+The neighbour-based measures find neighbours with :class:`sklearn.neighbors.NearestNeighbors` and
 never build an n x n matrix: trustworthiness and continuity compute ranks a chunk
 of rows at a time, so their memory is O(chunk_size * n). Distances in the embedding
 are Euclidean; the input space may use any metric that
@@ -24,14 +27,18 @@ are Euclidean; the input space may use any metric that
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
 
+from ._kernels import hssne as kernels
 from ._validation import check_data, check_labels, check_number, check_square_nonnegative
 
 __all__ = ["homogeneity", "knn_error", "trustworthiness", "continuity",
-           "neighbourhood_preservation"]
+           "neighbourhood_preservation", "kl_divergence"]
 
 #: Number of float64 entries (64 MiB) a chunk of distance rows may hold when
 #: ``chunk_size=None``.
@@ -455,3 +462,63 @@ def neighbourhood_preservation(X, Y, k=10, *, metric="euclidean"):
     both = np.sort(np.hstack([_neighbours(X, k, metric), _neighbours(Y, k)]), axis=1)
     shared = np.count_nonzero(both[:, 1:] == both[:, :-1])
     return float(shared / (n * k))
+
+
+def kl_divergence(P, Y, alpha=1.0):
+    """KL(P || Q) of an embedding under the HSSNE power-family kernel.
+
+    Q_ij = H_ij / sum_{a != b} H_ab with H(tau) = (1 + alpha tau)^(-1/alpha)
+    (exp(-tau) at alpha = 0; t-SNE at alpha = 1).
+
+    Parameters
+    ----------
+    P : ndarray or scipy sparse matrix (n_samples, n_samples)
+        Joint input probabilities: non-negative, zero diagonal; normalized to
+        sum to one here.
+    Y : array-like (n_samples, n_components)
+    alpha : float, default=1.0
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        When shapes disagree, P has negative entries or no mass, or alpha < 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = np.array([[0, .25, .25], [.25, 0, 0], [.25, 0, 0]])
+    >>> round(kl_divergence(P, np.array([[0., 0], [1, 0], [-1, 0]])), 4)
+    0.1823
+    """
+    Y = check_data(Y, name="Y")
+    alpha = check_number(alpha, "alpha", low=0)
+    n = Y.shape[0]
+    if P.shape != (n, n):
+        raise ValueError(f"P must have shape (n_samples, n_samples) = {(n, n)} to match Y; got "
+                         f"{P.shape}.")
+    check_square_nonnegative(P, name="P")
+    Yt = np.ascontiguousarray(Y.T)
+    if sp.issparse(P):
+        P = sp.csr_matrix(P, dtype=np.float64)
+        P.eliminate_zeros()
+        values = P.data
+    else:
+        P = np.ascontiguousarray(P, dtype=np.float64)
+        values = P[P > 0]
+    if not np.all(np.isfinite(values)):
+        raise ValueError("P must be finite.")
+    total = values.sum()
+    if not total > 0:
+        raise ValueError("P has no positive entry.")
+    P = P / total
+    values = values / total
+    if sp.issparse(P):
+        p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, alpha)
+    else:
+        p_log_h = kernels.dense_p_log_h(Yt, P, alpha)
+    z = kernels.hssne_z(Yt, alpha, kernels.kernel_for(alpha))
+    return float(np.sum(values * np.log(values)) - p_log_h + math.log(z))

@@ -258,3 +258,31 @@ def test_invalid_labels_and_indices():
         knn_error(LINE, LINE_Y, train=[0, 1], test=[])
     with pytest.raises(ValueError, match="boolean mask must have shape"):
         knn_error(LINE, LINE_Y, train=[True, False], test=[1])
+
+
+# -- KL divergence ------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 1.7])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kl_divergence_matches_reference(alpha, sparse):
+    import scipy.sparse as sp
+
+    import reference as ref
+    from nbembed.metrics import kl_divergence
+
+    rng = np.random.default_rng(3)
+    P = ref.joint_probabilities(rng.normal(size=(30, 4)), 6.0)
+    Y = rng.normal(size=(30, 2))
+    given = sp.csr_matrix(P * 3.0) if sparse else P * 3.0  # any scale
+    assert kl_divergence(given, Y, alpha) == pytest.approx(ref.hssne_cost(P, Y, alpha), rel=1e-12)
+
+
+def test_kl_divergence_rejects_bad_p():
+    from nbembed.metrics import kl_divergence
+
+    Y = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="shape"):
+        kl_divergence(np.zeros((2, 2)), Y)
+    with pytest.raises(ValueError, match="diagonal"):
+        kl_divergence(np.eye(3), Y)
+    with pytest.raises(ValueError, match="negative"):
+        kl_divergence(-np.ones((3, 3)) + np.eye(3), Y)

@@ -60,8 +60,23 @@ class HSSNERun(EmbeddingRun):
         self.P_mixed = mix_must_links(self.P, self.U, self.rho)
         self._p_log_p = _p_log_p(self.P_mixed)
 
-    def set_must_links(self, U):
-        """Replace the normalized must-link matrix U (CSR, or None for none)."""
+    def set_annotations(self, annotations=None, y=None):
+        """Replace the must-links with those of ``annotations`` and labels ``y``.
+
+        Takes effect at the next iteration; the embedding is kept.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+        y : array-like of int, optional
+            Labels with -1 for unlabelled points.
+
+        Returns
+        -------
+        self
+        """
+        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
+        U = must_link_matrix(self.n_samples, pairs, groups)
         with _config.KERNEL_LOCK:
             self.U = U
             self._mix()

@@ -158,6 +158,40 @@ def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
 
 
 @njit(**JIT)
+def _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern, force):
+    """Like :func:`_dense_attraction_row` over the stored entries of CSR row i."""
+    d = Yt.shape[0]
+    a = 0.0
+    if d == 2:
+        y0 = Yt[0]
+        y1 = Yt[1]
+        a0 = y0[i]
+        a1 = y1[i]
+        f0 = 0.0
+        f1 = 0.0
+        for idx in range(indptr[i], indptr[i + 1]):
+            j = indices[idx]
+            dx = a0 - y0[j]
+            dy = a1 - y1[j]
+            h, s = kern(dx * dx + dy * dy, alpha)
+            ps = pvalues[idx] * s
+            a += ps
+            f0 += ps * dx
+            f1 += ps * dy
+        force[0] += f0
+        force[1] += f1
+    else:
+        for idx in range(indptr[i], indptr[i + 1]):
+            j = indices[idx]
+            h, s = kern(_sq_dist(Yt, i, j), alpha)
+            ps = pvalues[idx] * s
+            a += ps
+            for k in range(d):
+                force[k] += ps * (Yt[k, i] - Yt[k, j])
+    return a
+
+
+@njit(**JIT)
 def _sq_dist(Yt, i, j):
     tau = 0.0
     for k in range(Yt.shape[0]):
@@ -218,15 +252,8 @@ def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
     repulsion = np.zeros((n, d))
     for i in prange(n):
         z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
-        a = 0.0
-        for idx in range(indptr[i], indptr[i + 1]):
-            j = indices[idx]
-            h, s = kern(_sq_dist(Yt, i, j), alpha)
-            ps = pvalues[idx] * s
-            a += ps
-            for k in range(d):
-                attraction[i, k] += ps * (Yt[k, i] - Yt[k, j])
-        a_rowsum[i] = a
+        a_rowsum[i] = _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern,
+                                             attraction[i])
     z = z_rows.sum()
     _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
     return z, a_rowsum

@@ -54,7 +54,9 @@ class FixedPoint:
 
     With ``momentum = 0`` and ``relaxation = 1`` this is exactly eq. 14 and
     has no parameters. Momentum accelerates it like heavy-ball gradient
-    descent; the run restarts the velocity whenever the cost rises.
+    descent, with the gradient restart of O'Donoghue & Candes (2015): the
+    velocity is dropped whenever the new gradient points along the last
+    step, i.e. the step went uphill.
 
     Parameters
     ----------
@@ -75,6 +77,8 @@ class FixedPoint:
     def step(self, Yt, grad, a_rowsum, exaggeration=1.0):
         """Move ``Yt`` in place; ``a_rowsum`` are the A_i of the (exaggerated) P."""
         scale = 1.0 / (4.0 * exaggeration * np.maximum(a_rowsum, 1e-300))
+        if np.vdot(grad, self.velocity) > 0.0:
+            self.velocity[:] = 0.0
         self.velocity *= self.momentum
         self.velocity -= self.relaxation * grad * scale
         Yt += self.velocity

@@ -33,9 +33,6 @@ logger = logging.getLogger("nbembed")
 #: run counts as divergence.
 DIVERGENCE_RISE = 0.05
 
-#: Bounds of the automatic interval between two cost evaluations.
-COST_EVERY_MIN, COST_EVERY_MAX = 5, 50
-
 
 @dataclass(frozen=True)
 class LiveParameter:
@@ -89,11 +86,10 @@ class EmbeddingRun:
         Momentum during and after early exaggeration.
     fixed_point_momentum : float
         Heavy-ball momentum of the accelerated fixed-point update (0 = eq. 14).
-    cost_every : int or "auto"
+    cost_every : int
         Evaluate the cost every this many iterations (and at the end of every
-        ``step`` call). "auto" spends at most about a quarter of the time on
-        it: a cost needs one logarithm per pair of a dense P, far more than
-        a gradient, so an exact-affinity run checks its cost less often.
+        ``step`` call). The interval never depends on timing, so runs with
+        the same inputs are identical.
     """
 
     name = "run"
@@ -101,7 +97,7 @@ class EmbeddingRun:
 
     def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration=12.0,
                  exaggeration_iter=250, momentum=(0.5, 0.8), fixed_point_momentum=0.0,
-                 cost_every="auto"):
+                 cost_every=10):
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.n_iter = int(n_iter)
@@ -109,8 +105,7 @@ class EmbeddingRun:
         self.exaggeration = float(exaggeration)
         self.exaggeration_iter = int(exaggeration_iter)
         self.momentum = momentum
-        self.cost_every = cost_every
-        self._seconds = {"gradient": 0.0, "cost": 0.0}
+        self.cost_every = int(cost_every)
         self.iteration = 0
         self.history = []
         self.recoveries = 0
@@ -214,24 +209,16 @@ class EmbeddingRun:
         if n > 0 and not self.history:
             self._record()
         for k in range(n):
-            tick = time.perf_counter()
             with _config.KERNEL_LOCK:
                 self._iterate()
-            self._seconds["gradient"] = time.perf_counter() - tick
             self.iteration += 1
             last = k == n - 1
-            if last or self.iteration % self._cost_interval() == 0:
+            if last or self.iteration % self.cost_every == 0:
                 self._record()
             if callbacks and call_all(callbacks, self):
                 if not last:
                     self._record()
                 break
-
-    def _cost_interval(self):
-        if self.cost_every != "auto":
-            return self.cost_every
-        ratio = self._seconds["cost"] / max(self._seconds["gradient"], 1e-9)
-        return int(min(max(math.ceil(4 * ratio), COST_EVERY_MIN), COST_EVERY_MAX))
 
     def _schedule(self):
         if self.iteration < self.exaggeration_iter:
@@ -250,17 +237,13 @@ class EmbeddingRun:
             self._recover("non-finite embedding")
 
     def _record(self):
-        tick = time.perf_counter()
         cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
-        self._seconds["cost"] = time.perf_counter() - tick
         exaggeration, _, optimizer = self._schedule()
         watch = optimizer == "fixed-point" and self._good_cost is not None
         if not math.isfinite(cost) or (watch and cost > self._good_cost * (1 + DIVERGENCE_RISE)):
             self._recover(f"cost {cost:.4g}, last good {self._good_cost}")
             cost = float(self._cost(self._Yt))
         else:
-            if watch and cost > self._good_cost:
-                self._fixed_point.reset()  # adaptive restart of the momentum
             self._good_Yt[:] = self._Yt
             self._good_cost = cost if optimizer == "fixed-point" else None
         record = dict(iteration=self.iteration, cost=cost,

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
 
+from . import _config
 from ._kernels import hssne as kernels
 from ._validation import check_data, check_labels, check_number, check_square_nonnegative
 
@@ -516,9 +517,10 @@ def kl_divergence(P, Y, alpha=1.0):
         raise ValueError("P has no positive entry.")
     P = P / total
     values = values / total
-    if sp.issparse(P):
-        p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, alpha)
-    else:
-        p_log_h = kernels.dense_p_log_h(Yt, P, alpha)
-    z = kernels.hssne_z(Yt, alpha, kernels.kernel_for(alpha))
+    with _config.KERNEL_LOCK:
+        if sp.issparse(P):
+            p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, alpha)
+        else:
+            p_log_h = kernels.dense_p_log_h(Yt, P, alpha)
+        z = kernels.hssne_z(Yt, alpha, kernels.kernel_for(alpha))
     return float(np.sum(values * np.log(values)) - p_log_h + math.log(z))

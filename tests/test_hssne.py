@@ -292,3 +292,42 @@ def test_one_plain_fixed_point_step_is_equation_14(rng):
         expected = ref.hssne_fixed_point(run.P, Y0, alpha)
         np.testing.assert_allclose(run.embedding, expected - expected.mean(0), rtol=1e-9,
                                    atol=1e-12)
+
+
+THREADS_SCRIPT = """
+import threading
+import numpy as np
+from nbembed import HSSNE
+
+X = np.random.default_rng(0).normal(size=(2000, 10))
+params = dict(perplexity=10.0, affinity="knn", random_state=0)
+runs = [HSSNE(**params).prepare(X), HSSNE(alpha=2.0, **params).prepare(X)]
+
+def work(run):
+    for _ in range(10):
+        run.step(10)
+
+threads = [threading.Thread(target=work, args=(run,)) for run in runs]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+alone = HSSNE(**params).prepare(X).step(100)
+assert np.array_equal(runs[0].embedding, alone.embedding)
+print("ok")
+"""
+
+
+def test_two_threads_can_step_runs_at_once():
+    """Parallel kernels are serialized: two threads stepping runs must neither crash
+    nor interfere, even with Numba's workqueue layer, which aborts the process on
+    concurrent parallel launches."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue", NUMBA_NUM_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ok")

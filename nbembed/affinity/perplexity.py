@@ -85,14 +85,16 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
             sq = pairwise_distances(X, metric="euclidean", squared=True)
         else:
             sq = pairwise_distances(X, metric=metric) ** 2
-        P, beta = _calibrate(np.ascontiguousarray(sq), log_perplexity, True)
+        with _config.KERNEL_LOCK:
+            P, beta = _calibrate(np.ascontiguousarray(sq), log_perplexity, True)
         return P, beta
     k = n_neighbors if n_neighbors is not None else int(min(n - 1, np.ceil(3 * perplexity)))
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
     if k < perplexity:
         raise ValueError(f"n_neighbors = {k} must be at least the perplexity ({perplexity:g}).")
     dist, idx = _nearest_neighbors(X, k, metric)
-    P_knn, beta = _calibrate(np.ascontiguousarray(dist * dist), log_perplexity, False)
+    with _config.KERNEL_LOCK:
+        P_knn, beta = _calibrate(np.ascontiguousarray(dist * dist), log_perplexity, False)
     indptr = np.arange(0, n * k + 1, k)
     P = sp.csr_matrix((P_knn.ravel(), idx.ravel(), indptr), shape=(n, n))
     return P, beta

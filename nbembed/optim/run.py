@@ -207,17 +207,19 @@ class EmbeddingRun:
     # -- internals -----------------------------------------------------------
     def _advance(self, n, callbacks):
         if n > 0 and not self.history:
-            self._record()
+            with _config.KERNEL_LOCK:
+                self._record()
         for k in range(n):
             with _config.KERNEL_LOCK:
                 self._iterate()
-            self.iteration += 1
-            last = k == n - 1
-            if last or self.iteration % self.cost_every == 0:
-                self._record()
+                self.iteration += 1
+                last = k == n - 1
+                if last or self.iteration % self.cost_every == 0:
+                    self._record()
             if callbacks and call_all(callbacks, self):
                 if not last:
-                    self._record()
+                    with _config.KERNEL_LOCK:
+                        self._record()
                 break
 
     def _schedule(self):

@@ -331,3 +331,16 @@ def test_two_threads_can_step_runs_at_once():
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("ok")
+
+
+def test_verbose_logs_the_cost(iris, capsys):
+    import logging
+
+    logger = logging.getLogger("nbembed")
+    try:
+        small(n_iter=60, verbose=True).fit(iris[0])
+        assert "HSSNE iteration 60: cost" in capsys.readouterr().err
+    finally:
+        logger.setLevel(logging.NOTSET)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)

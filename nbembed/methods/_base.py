@@ -3,6 +3,8 @@ the run protocol, input handling and initialization."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
@@ -73,6 +75,16 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         tags.input_tags.pairwise = getattr(self, "metric", None) == "precomputed" or \
             getattr(self, "affinity", None) == "precomputed"
         return tags
+
+
+def enable_verbose_logging():
+    """Show the ``nbembed`` logger's INFO messages (cost per check) on stderr."""
+    logger = logging.getLogger("nbembed")
+    logger.setLevel(logging.INFO)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[nbembed] %(message)s"))
+        logger.addHandler(handler)
 
 
 def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False):

@@ -7,7 +7,6 @@ semi-supervised: P~ = (1 - rho) P + rho U.
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
@@ -20,8 +19,8 @@ from ..affinity import joint_probabilities, mix_must_links, must_link_matrix
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..affinity.perplexity import symmetrize
 from ..optim import EmbeddingRun, LiveParameter
-from ._base import EmbeddingEstimator, check_common_params, initial_embedding, \
-    semi_supervised_groups, validate_input
+from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
+    initial_embedding, semi_supervised_groups, validate_input
 
 ALPHA = LiveParameter("alpha", 0.0, math.inf, (0.0, 3.0), 0.05,
                       "Tail heaviness: 0 Gaussian (SSNE), 1 t-SNE, larger = heavier tails")
@@ -242,7 +241,7 @@ class HSSNE(EmbeddingEstimator):
             learning_rate = check_number(self.learning_rate, "learning_rate", low=0,
                                          low_open=True)
         if self.verbose:
-            logging.getLogger("nbembed").setLevel(logging.INFO)
+            enable_verbose_logging()
 
         if precomputed_affinity:
             P = symmetrize(X.copy() if not sp.issparse(X) else sp.csr_matrix(X))

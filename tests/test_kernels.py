@@ -139,3 +139,25 @@ def test_perplexity_on_neighbour_lists(rng):
     np.testing.assert_allclose(P.sum(1), 1.0)
     entropy = -np.sum(P * np.log(P), axis=1)
     np.testing.assert_allclose(np.exp(entropy), 4.0, rtol=1e-6)
+
+
+def test_specialized_kernels_stay_out_of_the_disk_cache(tmp_path):
+    """Kernels specialized on a kernel-function argument cannot be loaded back from
+    Numba's cache in a new process, so they must never be written there; the others
+    are cached for a fast start."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import numpy as np\nfrom nbembed import HSSNE\n"
+              "X = np.random.default_rng(0).normal(size=(40, 3))\n"
+              "HSSNE(perplexity=5, n_iter=20, affinity='knn').fit(X)\n"
+              "HSSNE(perplexity=5, n_iter=20, affinity='exact', alpha=0.5).fit(X)\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=600)
+    cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}
+    specialized = {"hssne.hssne_dense", "hssne.hssne_sparse", "hssne.hssne_z",
+                   "hssne._repulsion_row", "hssne._dense_attraction_row",
+                   "hssne._sparse_attraction_row"}
+    assert not cached & specialized
+    assert "perplexity.conditional_probabilities" in cached

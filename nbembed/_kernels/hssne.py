@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, JIT_PARALLEL
+from .._config import JIT, JIT_PARALLEL, JIT_SPECIALIZED, JIT_SPECIALIZED_PARALLEL
 
 
 
@@ -85,7 +85,7 @@ def log_kernel(tau, alpha):
     return -math.log1p(alpha * tau) / alpha
 
 
-@njit(**JIT)
+@njit(**JIT_SPECIALIZED)
 def _repulsion_row(Yt, i, alpha, kern, force):
     """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j)."""
     d, n = Yt.shape
@@ -121,7 +121,7 @@ def _repulsion_row(Yt, i, alpha, kern, force):
     return z - 1.0
 
 
-@njit(**JIT)
+@njit(**JIT_SPECIALIZED)
 def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
     """A_i = sum_j P_ij S_ij; ``force`` += sum_j P_ij S_ij (y_i - y_j)."""
     d, n = Yt.shape
@@ -157,7 +157,7 @@ def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
     return a
 
 
-@njit(**JIT)
+@njit(**JIT_SPECIALIZED)
 def _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern, force):
     """Like :func:`_dense_attraction_row` over the stored entries of CSR row i."""
     d = Yt.shape[0]
@@ -200,7 +200,7 @@ def _sq_dist(Yt, i, j):
     return tau
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT_SPECIALIZED_PARALLEL)
 def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     """Gradient of KL(P || Q) for a dense symmetric P.
 
@@ -238,7 +238,7 @@ def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     return z, a_rowsum
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT_SPECIALIZED_PARALLEL)
 def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
     """Like :func:`hssne_dense` for P in CSR form; the repulsion is still exact.
 
@@ -267,7 +267,7 @@ def _combine(grad, attraction, repulsion, attraction_scale, repulsion_scale):
             grad[k, i] = attraction_scale * attraction[i, k] - repulsion_scale * repulsion[i, k]
 
 
-@njit(**JIT_PARALLEL)
+@njit(**JIT_SPECIALIZED_PARALLEL)
 def hssne_z(Yt, alpha, kern):
     """Normalizer Z = sum_{i != j} H_ij alone."""
     d, n = Yt.shape

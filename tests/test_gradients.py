@@ -34,9 +34,10 @@ def _run_cost(run, Y):
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0, 1.5])
-@pytest.mark.parametrize("rho", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("rho, mixing", [(0.0, "per-point"), (0.3, "per-point"),
+                                         (1.0, "per-point"), (0.3, "global"), (1.0, "global")])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_hssne_gradient_by_finite_differences(rng, alpha, rho, sparse):
+def test_hssne_gradient_by_finite_differences(rng, alpha, rho, mixing, sparse):
     n = 24
     X = rng.normal(size=(n, 4))
     P = ref.joint_probabilities(X, 6.0)
@@ -45,19 +46,55 @@ def test_hssne_gradient_by_finite_differences(rng, alpha, rho, sparse):
         P = sp.csr_matrix(P / P.sum())
     U = must_link_matrix(n, pairs=np.array([[0, 1], [2, 5], [7, 3]]), groups=[[10, 11, 12]])
     Y = rng.normal(size=(n, 2))
-    run = HSSNERun(P, U, Y, alpha=alpha, rho=rho, **SCHEDULE)
+    run = HSSNERun(P, U, Y, alpha=alpha, rho=rho, must_link_mixing=mixing, **SCHEDULE)
     numeric = finite_difference(lambda Z: _run_cost(run, Z), Y)
     np.testing.assert_allclose(_run_gradient(run, Y), numeric, rtol=1e-5, atol=1e-8)
 
 
-def test_hssne_cost_uses_the_mixed_p(rng):
+def _mixed_by_hand(P, u, rho, mixing):
+    """The two mixing rules written out with dense matrices."""
+    if mixing == "global":
+        return (1 - rho) * P + rho * u / u.sum()
+    A = P.copy()
+    for i in range(len(P)):
+        deg = u[i].sum()
+        if deg:
+            A[i] = (1 - rho) * P[i] + rho * P[i].sum() * u[i] / deg
+    return (A + A.T) / 2
+
+
+@pytest.mark.parametrize("mixing", ["per-point", "global"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_hssne_cost_uses_the_mixed_p(rng, mixing, sparse):
     n = 20
     P = ref.joint_probabilities(rng.normal(size=(n, 3)), 5.0)
-    U = must_link_matrix(n, pairs=np.array([[0, 1], [4, 9]]))
+    links = must_link_matrix(n, pairs=np.array([[0, 1], [4, 9], [4, 2]]))
     Y = rng.normal(size=(n, 2))
-    run = HSSNERun(P, U, Y, alpha=1.0, rho=0.4, **SCHEDULE)
-    mixed = 0.6 * P + 0.4 * U.toarray()
+    given = sp.csr_matrix(P) if sparse else P
+    run = HSSNERun(given, links, Y, alpha=1.0, rho=0.4, must_link_mixing=mixing, **SCHEDULE)
+    mixed = _mixed_by_hand(P, links.toarray(), 0.4, mixing)
+    assert mixed.sum() == pytest.approx(1.0)
     assert run.cost == pytest.approx(ref.hssne_cost(mixed, Y, 1.0), rel=1e-12)
+
+
+def test_per_point_mixing_keeps_unlinked_rows_and_group_weights(rng):
+    """Per point: points without links keep their neighbourhood; adding a second group does
+    not change the weight inside the first. Globally, it does."""
+    from nbembed.affinity import mix_must_links
+
+    n = 40
+    P = ref.joint_probabilities(rng.normal(size=(n, 3)), 8.0)
+    first = must_link_matrix(n, groups=[range(0, 5)])
+    both = must_link_matrix(n, groups=[range(0, 5), range(10, 30)])
+    for rho in (0.3, 1.0):
+        local1 = mix_must_links(P, first, rho)
+        local2 = mix_must_links(P, both, rho)
+        np.testing.assert_allclose(local1[:5, :5], local2[:5, :5], rtol=1e-12)
+        np.testing.assert_allclose(local1[30:, 30:], P[30:, 30:], rtol=1e-12)
+        # Globally, the links' share of (0, 1) drops 20-fold: 20 linked entries, then 400.
+        link_part = [mix_must_links(P, links, rho, "global")[0, 1] - (1 - rho) * P[0, 1]
+                     for links in (first, both)]
+        assert link_part[1] == pytest.approx(link_part[0] / 20)
 
 
 @pytest.mark.parametrize("d", [2, 3])

@@ -66,12 +66,12 @@ def test_labels_become_must_links_within_classes(iris):
     partial = np.full_like(y, -1)
     partial[::10] = y[::10]
     run = HSSNE(rho=0.5).prepare(X, partial)
-    U = run.U.toarray()
-    linked = np.argwhere(U > 0)
-    assert len(linked) > 0
+    u = run.links.toarray()
+    linked = np.argwhere(u > 0)
+    assert len(linked) == sum(k * (k - 1) for k in np.bincount(partial[partial >= 0]))
     assert np.all(partial[linked[:, 0]] == partial[linked[:, 1]])
     assert np.all(partial[linked[:, 0]] >= 0)
-    assert U.sum() == pytest.approx(1.0)
+    assert run.P_mixed.sum() == pytest.approx(1.0)
 
 
 # -- the run protocol --------------------------------------------------------------------

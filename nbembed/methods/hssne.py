@@ -2,7 +2,8 @@
 
 t-SNE (alpha = 1) and Gaussian symmetric SNE (alpha = 0) are special cases of
 the power family H(tau) = (1 + alpha tau)^(-1/alpha). Must-links make it
-semi-supervised: P~ = (1 - rho) P + rho U.
+semi-supervised: each linked point gives the share rho of its attraction to its
+partners (or, as in the paper, P~ = (1 - rho) P + rho U).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .. import _config
 from .._kernels import hssne as kernels
 from .._validation import check_number, check_option
 from ..affinity import joint_probabilities, mix_must_links, must_link_matrix
+from ..affinity.constraints import MIXINGS
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..affinity.perplexity import symmetrize
 from ..optim import EmbeddingRun, LiveParameter
@@ -48,17 +50,18 @@ class HSSNERun(EmbeddingRun):
     name = "HSSNE"
     live_parameters = {"alpha": ALPHA, "rho": RHO}
 
-    def __init__(self, P, U, Y0, *, alpha, rho, **schedule):
+    def __init__(self, P, links, Y0, *, alpha, rho, must_link_mixing="per-point", **schedule):
         super().__init__(Y0, **schedule)
         self.P = P
-        self.U = U
+        self.links = links
+        self.must_link_mixing = must_link_mixing
         self.alpha = float(alpha)
         self.rho = float(rho)
         self._kernel = kernels.kernel_for(self.alpha)
         self._mix()
 
     def _mix(self):
-        self.P_mixed = mix_must_links(self.P, self.U, self.rho)
+        self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)
         self._p_log_p = _p_log_p(self.P_mixed)
 
     def set_annotations(self, annotations=None, y=None):
@@ -77,9 +80,9 @@ class HSSNERun(EmbeddingRun):
         self
         """
         pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
-        U = must_link_matrix(self.n_samples, pairs, groups)
+        links = must_link_matrix(self.n_samples, pairs, groups)
         with _config.KERNEL_LOCK:
-            self.U = U
+            self.links = links
             self._mix()
             self._good_cost = None
         return self
@@ -129,8 +132,16 @@ class HSSNE(EmbeddingEstimator):
     perplexity : float, default=30.0
         Effective number of neighbours of the input Gaussians.
     rho : float, default=0.5
-        Weight of the must-link matrix U in P~ = (1 - rho) P + rho U, in
-        [0, 1]. Only matters when must-links are given. Live.
+        Weight of the must-links, in [0, 1]: the share of a linked point's
+        attraction that goes to its partners (``must_link_mixing="per-point"``),
+        or of all attraction (``"global"``). 0 ignores must-links. Only matters
+        when must-links are given. Live.
+    must_link_mixing : {"per-point", "global"}, default="per-point"
+        How must-links enter P~. "global" is the paper's
+        P~ = (1 - rho) P + rho u / sum(u); "per-point" moves the share rho of
+        each linked point's own mass to its partners, so small lasso groups
+        are not over-weighted and adding one group leaves the others alone
+        (see :mod:`nbembed.affinity.constraints`).
     optimizer : {"auto", "gradient", "fixed-point"}, default="auto"
         Main-phase optimizer after early exaggeration (which always uses
         gradient descent, as in the paper). "gradient" is t-SNE's momentum +
@@ -191,7 +202,7 @@ class HSSNE(EmbeddingEstimator):
     annotation_kinds = ("must_link", "labels")
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
-                 optimizer="auto", n_iter=1000, early_exaggeration=12.0,
+                 must_link_mixing="per-point", optimizer="auto", n_iter=1000, early_exaggeration=12.0,
                  early_exaggeration_iter=250, learning_rate="auto", fixed_point_momentum=0.95,
                  init="pca", affinity="auto", metric="euclidean", random_state=None,
                  verbose=False):
@@ -199,6 +210,7 @@ class HSSNE(EmbeddingEstimator):
         self.alpha = alpha
         self.perplexity = perplexity
         self.rho = rho
+        self.must_link_mixing = must_link_mixing
         self.optimizer = optimizer
         self.n_iter = n_iter
         self.early_exaggeration = early_exaggeration
@@ -259,15 +271,17 @@ class HSSNE(EmbeddingEstimator):
         else:
             P = joint_probabilities(X, self.perplexity, method=self.affinity,
                                     metric=self.metric)
+        mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
         pairs, groups = semi_supervised_groups(y, annotations, n)
-        U = must_link_matrix(n, pairs, groups)
+        links = must_link_matrix(n, pairs, groups)
         start = initial_embedding(X, self.init if init is None else init, n_components,
                                   self.random_state, metric=self.metric,
                                   precomputed_affinity=precomputed_affinity)
         self.n_features_in_ = X.shape[1]
         # A cost with a dense P takes one logarithm per pair, about 20 gradients.
         cost_every = 10 if sp.issparse(P) else 50
-        return HSSNERun(P, U, start, alpha=alpha, rho=rho, n_iter=self.n_iter,
+        return HSSNERun(P, links, start, alpha=alpha, rho=rho, must_link_mixing=mixing,
+                        n_iter=self.n_iter,
                         cost_every=cost_every,
                         optimizer=AUTO_OPTIMIZER if optimizer == "auto" else optimizer,
                         learning_rate=learning_rate, exaggeration=exaggeration,

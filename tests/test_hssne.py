@@ -388,3 +388,14 @@ def test_vehicle_must_links():
     assert results["default"][0] >= results["unsupervised"][0] + 0.05
     assert results["paper"][0] >= 0.80
     assert results["paper"][1] == pytest.approx(2.60, abs=0.05)
+
+
+def test_float32_gradients_give_the_same_quality(iris):
+    X, y = iris
+    a = small(dtype="float64").fit(X)
+    b = small(dtype="float32").fit(X)
+    assert b.embedding_.dtype == np.float64
+    assert b.kl_divergence_ == pytest.approx(a.kl_divergence_, rel=0.05)
+    assert homogeneity(b.embedding_, y) >= homogeneity(a.embedding_, y) - 0.03
+    with pytest.raises(ValueError, match="dtype"):
+        small(dtype="float16").fit(X)

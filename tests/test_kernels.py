@@ -161,3 +161,24 @@ def test_specialized_kernels_stay_out_of_the_disk_cache(tmp_path):
                    "hssne._sparse_attraction_row"}
     assert not cached & specialized
     assert "perplexity.conditional_probabilities" in cached
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_gradient_is_close(rng, alpha, sparse):
+    P, Y = _problem(rng, n=300)
+    Yt = np.ascontiguousarray(Y.T).astype(np.float32)
+    P32 = P.astype(np.float32)
+    grad = np.empty((2, 300))
+    kern = hssne.kernel_for(alpha)
+    a32 = np.float32(alpha)
+    if sparse:
+        Ps = sp.csr_matrix(P32)
+        z, _ = hssne.hssne_sparse(Yt, Ps.indptr, Ps.indices, Ps.data, a32, kern, 1.0, grad)
+    else:
+        z, _ = hssne.hssne_dense(Yt, P32, a32, kern, 1.0, grad)
+    expected = ref.hssne_grad(P, Y, alpha)
+    assert np.abs(grad.T - expected).max() <= 1e-4 * np.abs(expected).max()
+    H = ref.power_kernel(ref.sq_distances(Y), alpha)
+    np.fill_diagonal(H, 0)
+    assert z == pytest.approx(H.sum(), rel=1e-5)

@@ -16,6 +16,11 @@ stops vectorization): at tau = 0 it contributes H = 1 and no force, which is
 subtracted afterwards. Fractional powers are slow without a vector math
 library, so common alphas get closed forms (``kernel_for``).
 
+Precision follows the inputs: with a float32 ``Yt`` (and alpha as np.float32) the
+pair loops run in float32, about 2.4x faster; constants are written as float32
+(``ONE``, ``ZERO``) because they promote to float64 in float64 code, whereas a
+Python float literal would force float64 everywhere.
+
 Every kernel also returns the row sums A_i = sum_j P_ij S_ij that the
 fixed-point update needs.
 """
@@ -29,37 +34,43 @@ from .._config import JIT, JIT_PARALLEL, JIT_SPECIALIZED, JIT_SPECIALIZED_PARALL
 
 
 
+ZERO = np.float32(0.0)
+ONE = np.float32(1.0)
+HALF = np.float32(0.5)
+TWO = np.float32(2.0)
+
+
 @njit(**JIT)
 def gaussian_kernel(tau, alpha):
     """(H, S) at alpha = 0: H = exp(-tau), S = 1."""
-    return math.exp(-tau), 1.0
+    return math.exp(-tau), ONE + ZERO * tau
 
 
 @njit(**JIT)
 def student_kernel(tau, alpha):
     """(H, S) at alpha = 1: H = S = 1 / (1 + tau)."""
-    s = 1.0 / (1.0 + tau)
+    s = ONE / (ONE + tau)
     return s, s
 
 
 @njit(**JIT)
 def half_kernel(tau, alpha):
     """(H, S) at alpha = 0.5: H = S^2."""
-    s = 1.0 / (1.0 + 0.5 * tau)
+    s = ONE / (ONE + HALF * tau)
     return s * s, s
 
 
 @njit(**JIT)
 def two_kernel(tau, alpha):
     """(H, S) at alpha = 2: H = sqrt(S)."""
-    s = 1.0 / (1.0 + 2.0 * tau)
+    s = ONE / (ONE + TWO * tau)
     return math.sqrt(s), s
 
 
 @njit(**JIT)
 def power_kernel(tau, alpha):
     """(H, S) for any alpha > 0: H = S^(1/alpha)."""
-    s = 1.0 / (1.0 + alpha * tau)
+    s = ONE / (ONE + alpha * tau)
     return math.exp(math.log(s) / alpha), s
 
 
@@ -89,14 +100,14 @@ def log_kernel(tau, alpha):
 def _repulsion_row(Yt, i, alpha, kern, force):
     """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j)."""
     d, n = Yt.shape
-    z = 0.0
+    z = ZERO
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
         a0 = y0[i]
         a1 = y1[i]
-        f0 = 0.0
-        f1 = 0.0
+        f0 = ZERO
+        f1 = ZERO
         for j in range(n):
             dx = a0 - y0[j]
             dy = a1 - y1[j]
@@ -109,7 +120,7 @@ def _repulsion_row(Yt, i, alpha, kern, force):
         force[1] += f1
     else:
         for j in range(n):
-            tau = 0.0
+            tau = ZERO
             for k in range(d):
                 diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
@@ -118,21 +129,21 @@ def _repulsion_row(Yt, i, alpha, kern, force):
             hs = h * s
             for k in range(d):
                 force[k] += hs * (Yt[k, i] - Yt[k, j])
-    return z - 1.0
+    return z - ONE
 
 
 @njit(**JIT_SPECIALIZED)
 def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
     """A_i = sum_j P_ij S_ij; ``force`` += sum_j P_ij S_ij (y_i - y_j)."""
     d, n = Yt.shape
-    a = 0.0
+    a = ZERO
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
         a0 = y0[i]
         a1 = y1[i]
-        f0 = 0.0
-        f1 = 0.0
+        f0 = ZERO
+        f1 = ZERO
         for j in range(n):
             dx = a0 - y0[j]
             dy = a1 - y1[j]
@@ -145,7 +156,7 @@ def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
         force[1] += f1
     else:
         for j in range(n):
-            tau = 0.0
+            tau = ZERO
             for k in range(d):
                 diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
@@ -161,14 +172,14 @@ def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
 def _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern, force):
     """Like :func:`_dense_attraction_row` over the stored entries of CSR row i."""
     d = Yt.shape[0]
-    a = 0.0
+    a = ZERO
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
         a0 = y0[i]
         a1 = y1[i]
-        f0 = 0.0
-        f1 = 0.0
+        f0 = ZERO
+        f1 = ZERO
         for idx in range(indptr[i], indptr[i + 1]):
             j = indices[idx]
             dx = a0 - y0[j]
@@ -193,7 +204,7 @@ def _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern, force):
 
 @njit(**JIT)
 def _sq_dist(Yt, i, j):
-    tau = 0.0
+    tau = ZERO
     for k in range(Yt.shape[0]):
         diff = Yt[k, i] - Yt[k, j]
         tau += diff * diff

@@ -147,3 +147,32 @@ def symmetrize(P):
         return S
     S /= S.sum()
     return S
+
+
+def normalize_affinities(A):
+    """A given affinity matrix as a joint P: symmetric, zero diagonal, summing to one.
+
+    Parameters
+    ----------
+    A : ndarray or scipy sparse matrix (n_samples, n_samples)
+        Non-negative (validated by the caller).
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix
+
+    Raises
+    ------
+    ValueError
+        If no off-diagonal entry is positive.
+    """
+    if sp.issparse(A):
+        P = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        P.setdiag(0)
+        P.eliminate_zeros()
+    else:
+        P = np.array(A, dtype=np.float64)
+        np.fill_diagonal(P, 0.0)
+    if not P.sum() > 0:
+        raise ValueError("The precomputed affinities have no positive off-diagonal entry.")
+    return symmetrize(P)

@@ -59,6 +59,14 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._store_fitted(run)
         return self
 
+    def _store_fitted(self, run):
+        """Copy what a finished run produced into the fitted attributes."""
+        self.embedding_ = run.embedding
+        self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
+        self.n_iter_ = run.iteration
+        self.history_ = run.history
+        self._n_features_out = self.embedding_.shape[1]
+
     def fit_transform(self, X, y=None, *, annotations=None, init=None, callbacks=None):
         """Fit and return the embedding ``embedding_``."""
         return self.fit(X, y, annotations=annotations, init=init,
@@ -176,8 +184,33 @@ def _classical_mds(D, n_components, rng):
     return Y
 
 
-def check_common_params(est, n_samples):
-    """Validate the parameters every SNE-family estimator shares; return n_components."""
+def check_common_params(est, auto_learning_rate):
+    """Validate the parameters every SNE-family estimator shares.
+
+    Parameters
+    ----------
+    est : estimator
+        With ``n_components``, ``n_iter``, ``early_exaggeration``,
+        ``early_exaggeration_iter`` and ``learning_rate``.
+    auto_learning_rate : callable
+        ``auto_learning_rate(exaggeration)``, the step size for
+        ``learning_rate="auto"``.
+
+    Returns
+    -------
+    n_components : int
+    schedule : dict
+        Keyword arguments for :class:`~nbembed.optim.EmbeddingRun`.
+    """
     n_components = check_number(est.n_components, "n_components", low=1, integer=True)
-    check_number(est.n_iter, "n_iter", low=0, integer=True)
-    return n_components
+    n_iter = check_number(est.n_iter, "n_iter", low=0, integer=True)
+    exaggeration = check_number(est.early_exaggeration, "early_exaggeration", low=0,
+                                low_open=True)
+    exaggeration_iter = check_number(est.early_exaggeration_iter, "early_exaggeration_iter",
+                                     low=0, integer=True)
+    if isinstance(est.learning_rate, str) and est.learning_rate == "auto":
+        learning_rate = auto_learning_rate(exaggeration)
+    else:
+        learning_rate = check_number(est.learning_rate, "learning_rate", low=0, low_open=True)
+    return n_components, dict(n_iter=n_iter, exaggeration=exaggeration,
+                              exaggeration_iter=exaggeration_iter, learning_rate=learning_rate)

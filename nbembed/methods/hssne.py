@@ -19,7 +19,7 @@ from .._validation import check_number, check_option
 from ..affinity import joint_probabilities, mix_must_links, must_link_matrix
 from ..affinity.constraints import MIXINGS
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
-from ..affinity.perplexity import symmetrize
+from ..affinity.perplexity import normalize_affinities
 from ..optim import EmbeddingRun, LiveParameter
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, semi_supervised_groups, validate_input
@@ -249,43 +249,24 @@ class HSSNE(EmbeddingEstimator):
         X = validate_input(X, min_samples=4, metric=self.metric,
                            precomputed_affinity=precomputed_affinity)
         n = X.shape[0]
-        n_components = check_common_params(self, n)
+        n_components, schedule = check_common_params(
+            self, lambda exaggeration: max(n / exaggeration / 4.0, 50.0))
         alpha = ALPHA.validate(self.alpha)
         rho = RHO.validate(self.rho)
         optimizer = check_option(self.optimizer, "optimizer", ("auto", "gradient", "fixed-point"))
         check_option(self.affinity, "affinity", AFFINITY_METHODS + ("precomputed",))
-        exaggeration = check_number(self.early_exaggeration, "early_exaggeration", low=0,
-                                    low_open=True)
-        ee_iter = check_number(self.early_exaggeration_iter, "early_exaggeration_iter", low=0,
-                               integer=True)
         fp_momentum = check_number(self.fixed_point_momentum, "fixed_point_momentum", low=0,
                                    high=1, high_open=True)
-        if self.learning_rate == "auto":
-            learning_rate = max(n / exaggeration / 4.0, 50.0)
-        else:
-            learning_rate = check_number(self.learning_rate, "learning_rate", low=0,
-                                         low_open=True)
+        mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
+        dtype = check_option(self.dtype, "dtype", ("float64", "float32"))
         if self.verbose:
             enable_verbose_logging()
 
         if precomputed_affinity:
-            P = symmetrize(X.copy() if not sp.issparse(X) else sp.csr_matrix(X))
-            if sp.issparse(P):
-                P.setdiag(0)
-                P.eliminate_zeros()
-            else:
-                np.fill_diagonal(P, 0.0)
-            total = P.sum()
-            if not total > 0:
-                raise ValueError("X (precomputed affinities) has no positive off-diagonal "
-                                 "entry.")
-            P = P / total
-            P = sp.csr_matrix(P) if sp.issparse(P) else P
+            P = normalize_affinities(X)
         else:
             P = joint_probabilities(X, self.perplexity, method=self.affinity,
                                     metric=self.metric)
-        mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
-        dtype = check_option(self.dtype, "dtype", ("float64", "float32"))
         pairs, groups = semi_supervised_groups(y, annotations, n)
         links = must_link_matrix(n, pairs, groups)
         start = initial_embedding(X, self.init if init is None else init, n_components,
@@ -295,17 +276,10 @@ class HSSNE(EmbeddingEstimator):
         # A cost with a dense P takes one logarithm per pair, about 20 gradients.
         cost_every = 10 if sp.issparse(P) else 50
         return HSSNERun(P, links, start, alpha=alpha, rho=rho, must_link_mixing=mixing,
-                        dtype=dtype,
-                        n_iter=self.n_iter,
-                        cost_every=cost_every,
+                        dtype=dtype, cost_every=cost_every,
                         optimizer=AUTO_OPTIMIZER if optimizer == "auto" else optimizer,
-                        learning_rate=learning_rate, exaggeration=exaggeration,
-                        exaggeration_iter=ee_iter, fixed_point_momentum=fp_momentum)
+                        fixed_point_momentum=fp_momentum, **schedule)
 
     def _store_fitted(self, run):
-        self.embedding_ = run.embedding
-        self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
-        self.n_iter_ = run.iteration
-        self.history_ = run.history
+        super()._store_fitted(run)
         self.affinities_ = run.P
-        self._n_features_out = self.embedding_.shape[1]

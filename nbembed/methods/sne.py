@@ -7,16 +7,13 @@ is sum_i KL(P_i || Q_i). It is the base of Mbed's neighbourhood term.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.sparse as sp
 
 from .._kernels import sne as kernels
-from .._validation import check_number
+from .._validation import check_option
 from ..affinity import conditional_probabilities
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
-from .._validation import check_option
 from ..optim import EmbeddingRun
 from ._base import EmbeddingEstimator, check_common_params, initial_embedding, validate_input
 
@@ -102,27 +99,11 @@ class SNE(EmbeddingEstimator):
     def prepare(self, X, y=None, annotations=None, init=None):
         """Build the conditional P and the start; return a resumable :class:`SNERun`."""
         X = validate_input(X, min_samples=4, metric=self.metric)
-        n = X.shape[0]
-        n_components = check_common_params(self, n)
+        n_components, schedule = check_common_params(self, lambda exaggeration: 0.25)
         check_option(self.affinity, "affinity", AFFINITY_METHODS)
-        exaggeration = check_number(self.early_exaggeration, "early_exaggeration", low=0,
-                                    low_open=True)
-        ee_iter = check_number(self.early_exaggeration_iter, "early_exaggeration_iter", low=0,
-                               integer=True)
-        learning_rate = 0.25 if self.learning_rate == "auto" else check_number(
-            self.learning_rate, "learning_rate", low=0, low_open=True)
         P, _ = conditional_probabilities(X, self.perplexity, method=self.affinity,
                                          metric=self.metric)
         start = initial_embedding(X, self.init if init is None else init, n_components,
                                   self.random_state, metric=self.metric)
         self.n_features_in_ = X.shape[1]
-        return SNERun(P, start, n_iter=self.n_iter, optimizer="gradient",
-                      learning_rate=learning_rate, exaggeration=exaggeration,
-                      exaggeration_iter=ee_iter)
-
-    def _store_fitted(self, run):
-        self.embedding_ = run.embedding
-        self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
-        self.n_iter_ = run.iteration
-        self.history_ = run.history
-        self._n_features_out = self.embedding_.shape[1]
+        return SNERun(P, start, optimizer="gradient", **schedule)

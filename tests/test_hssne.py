@@ -391,11 +391,29 @@ def test_vehicle_must_links():
 
 
 def test_float32_gradients_give_the_same_quality(iris):
+    """The first steps agree closely; later, the early phase amplifies any rounding
+    difference about tenfold every two or three iterations on iris (float64 runs with
+    perturbed starts do the same), so long runs are compared by quality."""
     X, y = iris
+    short = [small(dtype=dt, n_iter=2).fit(X).embedding_ for dt in ("float64", "float32")]
+    assert short[1].dtype == np.float64
+    assert np.abs(short[1] - short[0]).max() < 1e-5 * np.ptp(short[0])
     a = small(dtype="float64").fit(X)
     b = small(dtype="float32").fit(X)
-    assert b.embedding_.dtype == np.float64
-    assert b.kl_divergence_ == pytest.approx(a.kl_divergence_, rel=0.05)
+    assert b.kl_divergence_ == pytest.approx(a.kl_divergence_, rel=0.15)
     assert homogeneity(b.embedding_, y) >= homogeneity(a.embedding_, y) - 0.03
     with pytest.raises(ValueError, match="dtype"):
         small(dtype="float16").fit(X)
+
+
+def test_auto_optimizer_is_chosen_once_from_alpha(iris):
+    """Gradient descent up to alpha = 1, the fixed-point update above; a live change of
+    alpha keeps the optimizer (switching mid-run would make points jump)."""
+    run = small().prepare(iris[0])
+    assert run.optimizer == "gradient"
+    run.step(110)
+    run.set_params(alpha=2.0)
+    run.step(1)
+    assert run.history[-1]["optimizer"] == "gradient"
+    assert small(alpha=1.5).prepare(iris[0]).optimizer == "fixed-point"
+    assert small(alpha=1.5, optimizer="gradient").prepare(iris[0]).optimizer == "gradient"

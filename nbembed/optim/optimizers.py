@@ -77,7 +77,9 @@ class FixedPoint:
     def step(self, Yt, grad, a_rowsum, exaggeration=1.0):
         """Move ``Yt`` in place; ``a_rowsum`` are the A_i of the (exaggerated) P."""
         scale = 1.0 / (4.0 * exaggeration * np.maximum(a_rowsum, 1e-300))
-        if np.vdot(grad, self.velocity) > 0.0:
+        # An elementwise sum, not np.vdot: BLAS threads woken by vdot kept
+        # spinning and halved the speed of the next Numba kernel on two cores.
+        if np.sum(grad * self.velocity) > 0.0:
             self.velocity[:] = 0.0
         self.velocity *= self.momentum
         self.velocity -= self.relaxation * grad * scale

@@ -157,7 +157,7 @@ def test_specialized_kernels_stay_out_of_the_disk_cache(tmp_path):
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=600)
     cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}
     specialized = {"hssne.hssne_dense", "hssne.hssne_sparse", "hssne.hssne_z",
-                   "hssne._repulsion_row", "hssne._dense_attraction_row",
+                   "hssne._repulsion_row", "hssne._dense_row",
                    "hssne._sparse_attraction_row"}
     assert not cached & specialized
     assert "perplexity.conditional_probabilities" in cached

@@ -133,27 +133,40 @@ def _repulsion_row(Yt, i, alpha, kern, force):
 
 
 @njit(**JIT_SPECIALIZED)
-def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
-    """A_i = sum_j P_ij S_ij; ``force`` += sum_j P_ij S_ij (y_i - y_j)."""
+def _dense_row(Yt, i, prow, alpha, kern, repulsion, attraction):
+    """Both forces of row i in one pass over j (the kernel is evaluated once per pair).
+
+    Returns (Z_i, A_i); ``repulsion`` += sum_j H_ij S_ij (y_i - y_j) and
+    ``attraction`` += sum_j P_ij S_ij (y_i - y_j).
+    """
     d, n = Yt.shape
+    z = ZERO
     a = ZERO
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
         a0 = y0[i]
         a1 = y1[i]
+        r0 = ZERO
+        r1 = ZERO
         f0 = ZERO
         f1 = ZERO
         for j in range(n):
             dx = a0 - y0[j]
             dy = a1 - y1[j]
             h, s = kern(dx * dx + dy * dy, alpha)
+            z += h
+            hs = h * s
+            r0 += hs * dx
+            r1 += hs * dy
             ps = prow[j] * s
             a += ps
             f0 += ps * dx
             f1 += ps * dy
-        force[0] += f0
-        force[1] += f1
+        repulsion[0] += r0
+        repulsion[1] += r1
+        attraction[0] += f0
+        attraction[1] += f1
     else:
         for j in range(n):
             tau = ZERO
@@ -161,16 +174,21 @@ def _dense_attraction_row(Yt, i, prow, alpha, kern, force):
                 diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
             h, s = kern(tau, alpha)
+            z += h
+            hs = h * s
             ps = prow[j] * s
             a += ps
             for k in range(d):
-                force[k] += ps * (Yt[k, i] - Yt[k, j])
-    return a
+                diff = Yt[k, i] - Yt[k, j]
+                repulsion[k] += hs * diff
+                attraction[k] += ps * diff
+    return z - ONE, a
 
 
 @njit(**JIT_SPECIALIZED)
 def _sparse_attraction_row(Yt, i, indptr, indices, pvalues, alpha, kern, force):
-    """Like :func:`_dense_attraction_row` over the stored entries of CSR row i."""
+    """A_i = sum_j P_ij S_ij over the stored entries of CSR row i; ``force`` +=
+    sum_j P_ij S_ij (y_i - y_j)."""
     d = Yt.shape[0]
     a = ZERO
     if d == 2:
@@ -242,8 +260,8 @@ def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     attraction = np.zeros((n, d))
     repulsion = np.zeros((n, d))
     for i in prange(n):
-        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
-        a_rowsum[i] = _dense_attraction_row(Yt, i, P[i], alpha, kern, attraction[i])
+        z_rows[i], a_rowsum[i] = _dense_row(Yt, i, P[i], alpha, kern, repulsion[i],
+                                            attraction[i])
     z = z_rows.sum()
     _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
     return z, a_rowsum

@@ -61,6 +61,7 @@ class HSSNERun(EmbeddingRun):
 
     name = "HSSNE"
     live_parameters = {"alpha": ALPHA, "rho": RHO}
+    annotation_kinds = ("must_link", "labels")
 
     def __init__(self, P, links, Y0, *, alpha, rho, must_link_mixing="per-point",
                  dtype=np.float64, **schedule):
@@ -225,8 +226,8 @@ class HSSNE(EmbeddingEstimator):
     (150, 2)
     """
 
-    live_parameters = {"alpha": ALPHA, "rho": RHO}
-    annotation_kinds = ("must_link", "labels")
+    live_parameters = HSSNERun.live_parameters
+    annotation_kinds = HSSNERun.annotation_kinds
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
                  must_link_mixing="per-point", optimizer="auto", n_iter=1000, early_exaggeration=12.0,

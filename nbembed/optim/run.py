@@ -26,6 +26,7 @@ from .. import _config
 from .._validation import check_number
 from .callbacks import as_list, call_all
 from .optimizers import FixedPoint, MomentumGains
+from .protocol import Run
 
 logger = logging.getLogger("nbembed")
 
@@ -64,8 +65,8 @@ class LiveParameter:
                             high=None if math.isinf(self.high) else self.high)
 
 
-class EmbeddingRun:
-    """Base class of resumable runs; subclasses provide the objective.
+class EmbeddingRun(Run):
+    """Base class of the SNE-family runs; subclasses provide the objective.
 
     Subclasses implement ``_gradient(Yt, exaggeration, grad)`` (fill ``grad``,
     return the per-point step scales for the fixed-point optimizer or None),
@@ -91,9 +92,6 @@ class EmbeddingRun:
         ``step`` call). The interval never depends on timing, so runs with
         the same inputs are identical.
     """
-
-    name = "run"
-    live_parameters: dict = {}
 
     def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration=12.0,
                  exaggeration_iter=250, momentum=(0.5, 0.8), fixed_point_momentum=0.0,
@@ -126,19 +124,10 @@ class EmbeddingRun:
         return self._Yt.shape[1]
 
     @property
-    def done(self):
-        """True once the default schedule (``n_iter`` iterations) is complete."""
-        return self.iteration >= self.n_iter
-
-    @property
     def cost(self):
         """The objective at the current embedding (computed now)."""
         with _config.KERNEL_LOCK:
             return float(self._cost(self._Yt))
-
-    def get_params(self):
-        """Current values of the live parameters."""
-        return {name: getattr(self, name) for name in self.live_parameters}
 
     # -- control -------------------------------------------------------------
     def set_params(self, **params):
@@ -199,10 +188,6 @@ class EmbeddingRun:
                 if hasattr(cb, "on_end"):
                     cb.on_end(self)
         return self
-
-    def run(self, callbacks=None):
-        """Run the rest of the default schedule (what ``fit`` does)."""
-        return self.step(max(0, self.n_iter - self.iteration), callbacks)
 
     # -- internals -----------------------------------------------------------
     def _advance(self, n, callbacks):

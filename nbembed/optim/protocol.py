@@ -1,0 +1,111 @@
+"""The run protocol every method's resumable run follows.
+
+The Explorer widget and the teaching notebooks talk to a method only through
+this surface, so a new method appears in the widget without any change to it:
+
+- ``step(n)`` advances ``n`` iterations and returns promptly (tens of
+  milliseconds per iteration at most, so a slider stays responsive);
+- ``set_params(**live)`` changes live parameters and continues from the
+  current embedding (no restart, no jump);
+- ``set_annotations(annotations, y)`` replaces the labels and constraints the
+  run uses; they take effect at the next iteration;
+- ``embedding`` is a copy of the current positions; ``history`` is a list of
+  dicts with at least ``iteration`` and ``cost``;
+- ``membership`` (class probabilities per point) and ``anchors`` (extra
+  points drawn differently, such as Parametric Embedding's classes) are
+  optional views a method may provide.
+
+Every public method of a run holds :data:`nbembed._config.KERNEL_LOCK` while
+it touches the state, so a worker thread stepping the run and the main thread
+changing its parameters never interleave inside an iteration.
+"""
+
+from __future__ import annotations
+
+#: Names used in ``annotation_kinds``: which parts of
+#: :class:`~nbembed.Annotations` a method reads.
+ANNOTATION_KINDS = ("labels", "soft_labels", "must_link", "cannot_link")
+
+
+class Run:
+    """Base class of resumable runs (the protocol; see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        Shown in the widget and in log messages.
+    live_parameters : dict
+        Name -> :class:`~nbembed.optim.LiveParameter` accepted by ``set_params``.
+    annotation_kinds : tuple of str
+        Subset of :data:`ANNOTATION_KINDS` the run uses.
+    iteration : int
+        Iterations done so far.
+    n_iter : int
+        Length of the default schedule.
+    history : list of dict
+        One record per cost evaluation, each with ``iteration`` and ``cost``.
+    """
+
+    name = "run"
+    live_parameters: dict = {}
+    annotation_kinds: tuple = ()
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):  # pragma: no cover - abstract
+        """A copy of the current embedding, shape (n_samples, n_components)."""
+        raise NotImplementedError
+
+    @property
+    def n_samples(self):
+        return self.embedding.shape[0]
+
+    @property
+    def done(self):
+        """True once the default schedule (``n_iter`` iterations) is complete."""
+        return self.iteration >= self.n_iter
+
+    @property
+    def membership(self):
+        """Class probabilities per point, shape (n_samples, n_classes), or None."""
+        return None
+
+    @property
+    def anchors(self):
+        """Extra positions drawn apart from the points (for example class
+        positions), shape (n_anchors, n_components), or None."""
+        return None
+
+    def get_params(self):
+        """Current values of the live parameters."""
+        return {name: getattr(self, name) for name in self.live_parameters}
+
+    # -- control -------------------------------------------------------------
+    def step(self, n=1, callbacks=None):  # pragma: no cover - abstract
+        """Advance ``n`` iterations (fewer if a callback returns True); return self."""
+        raise NotImplementedError
+
+    def run(self, callbacks=None):
+        """Run the rest of the default schedule (what ``fit`` does)."""
+        return self.step(max(0, self.n_iter - self.iteration), callbacks)
+
+    def set_params(self, **params):  # pragma: no cover - abstract
+        """Change live parameters and continue from the current embedding."""
+        raise NotImplementedError
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use these labels and constraints from the next iteration on.
+
+        Runs whose method reads no annotations accept and ignore them.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+        y : array-like of int, optional
+            Labels with -1 for unlabelled points.
+
+        Returns
+        -------
+        self
+        """
+        return self

@@ -25,9 +25,10 @@ from ._base import EmbeddingEstimator, check_common_params, enable_verbose_loggi
     initial_embedding, semi_supervised_groups, validate_input
 
 ALPHA = LiveParameter("alpha", 0.0, math.inf, (0.0, 3.0), 0.05,
-                      "Tail heaviness: 0 Gaussian (SSNE), 1 t-SNE, larger = heavier tails")
+                      "Tail heaviness: 0 Gaussian (SSNE), 1 t-SNE, larger = heavier tails",
+                      label="α")
 RHO = LiveParameter("rho", 0.0, 1.0, (0.0, 1.0), 0.05,
-                    "Weight of the must-links in P~ = (1 - rho) P + rho U")
+                    "Weight of the must-links in P~ = (1 - rho) P + rho U", label="ρ")
 
 #: ``optimizer="auto"`` uses the accelerated fixed-point update above this alpha
 #: and gradient descent up to it: on digits gradient descent ended about 1% lower

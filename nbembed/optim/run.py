@@ -50,6 +50,11 @@ class LiveParameter:
         Slider resolution.
     description : str
         One line for a tooltip.
+    label : str
+        Short display name (a Greek letter, say); defaults to ``name``.
+    allows_auto : bool
+        If True, ``None`` is accepted and means "let the method choose"
+        (for example Mbed's annealed λ); a widget shows an "auto" toggle.
     """
 
     name: str
@@ -58,9 +63,18 @@ class LiveParameter:
     slider: tuple
     step: float
     description: str
+    label: str = ""
+    allows_auto: bool = False
+
+    @property
+    def display_name(self):
+        return self.label or self.name
 
     def validate(self, value):
-        """Return ``value`` as a float, or raise naming the accepted range."""
+        """Return ``value`` as a float (or None where automatic is allowed),
+        or raise naming the accepted range."""
+        if value is None and self.allows_auto:
+            return None
         return check_number(value, self.name, low=self.low,
                             high=None if math.isinf(self.high) else self.high)
 

@@ -15,6 +15,9 @@ Neighbourhood-based measures (compare the input ``X`` with the embedding ``Y``):
 - :func:`neighbourhood_preservation` -- mean fraction of the k input neighbours
   kept among the k embedded neighbours.
 
+Parametric Embedding: :func:`posterior_precision` -- prec(h), do the h objects
+nearest a class position agree with the h objects of highest posterior for it?
+
 Objective: :func:`kl_divergence` -- KL(P || Q) of an embedding under the HSSNE
 power-family kernel, for any given P.
 
@@ -36,10 +39,11 @@ from sklearn.neighbors import NearestNeighbors
 
 from . import _config
 from ._kernels import hssne as kernels
+from ._metrics_parametric import posterior_precision
 from ._validation import check_data, check_labels, check_number, check_square_nonnegative
 
 __all__ = ["homogeneity", "knn_error", "trustworthiness", "continuity",
-           "neighbourhood_preservation", "kl_divergence"]
+           "neighbourhood_preservation", "kl_divergence", "posterior_precision"]
 
 #: Number of float64 entries (64 MiB) a chunk of distance rows may hold when
 #: ``chunk_size=None``.

@@ -79,7 +79,7 @@ class EarlyStopping:
         self.patience = int(patience)
 
     def __call__(self, run):
-        costs = [h["cost"] for h in run.history if h["exaggeration"] == 1.0]
+        costs = [h["cost"] for h in run.history if h.get("exaggeration", 1.0) == 1.0]
         if len(costs) <= self.patience:
             return False
         old, new = costs[-1 - self.patience], costs[-1]

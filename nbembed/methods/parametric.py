@@ -1,0 +1,651 @@
+"""Parametric Embedding (Iwata, Saito, Ueda, Stromsten, Griffiths & Tenenbaum, 2007).
+
+Objects and classes are embedded together from class posteriors p(c_k | x_n):
+the embedding's own posteriors, a unit-variance Gaussian mixture centred on the
+class positions phi_k, should match them (see :mod:`nbembed._kernels.parametric`
+for the objective and its derivatives).
+
+The optimization is the paper's alternation. Given the class positions Phi,
+every object's problem is strictly convex and independent of the others: damped
+Newton steps solve all of them (in parallel, O(n K) per sweep). The class
+positions then take one L-BFGS step on F(Phi) = min_R J(R, Phi), whose gradient
+is dJ/dPhi at the solved R (the envelope theorem); the step length comes from
+scipy's Wolfe line search, each trial re-solving R from the current one. One
+such round is one iteration of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from collections import deque
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import line_search
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _config
+from .._kernels import parametric as kernels
+from .._validation import check_data, check_number, check_option
+from ..annotations import Annotations
+from ..optim import LiveParameter, Run
+from ..optim.callbacks import as_list, call_all
+from ..posteriors import annotation_posteriors, check_posteriors, check_priors
+from ._base import EmbeddingEstimator, enable_verbose_logging
+
+logger = logging.getLogger("nbembed")
+
+ETA_R = LiveParameter("eta_r", 1e-6, math.inf, (0.01, 1.0), 0.01,
+                      "Pull of every object toward the origin (keeps each object's problem "
+                      "strictly convex)", label="η_r")
+ETA_PHI = LiveParameter("eta_phi", 0.0, math.inf, (0.0, 200.0), 1.0,
+                        "Pull of the class positions toward the origin", label="η_φ")
+
+#: An object's Newton solve stops when its gradient norm is below this.
+NEWTON_TOL = 1e-9
+#: Most Newton steps per object and solve (damped Newton on these strictly
+#: convex problems takes a handful from a warm start).
+MAX_NEWTON = 100
+#: Curvature pairs kept by the L-BFGS step for Phi.
+LBFGS_MEMORY = 10
+#: Standard deviation of the random class positions at the start.
+INIT_CLASS_SCALE = 1.0
+#: ``eta_phi="auto"`` is this times n: the paper's eta_phi = 50 for its 5000
+#: web pages. The data term grows with n and the class term does not, so a
+#: fixed eta_phi squeezes the classes into the object cloud for small n and
+#: lets them drift apart for large n; a weight proportional to n keeps the
+#: balance of the paper's experiment (docs/parametric-embedding.md).
+AUTO_ETA_PHI_PER_OBJECT = 0.01
+
+
+def _two_loop(g, memory):
+    """L-BFGS's product of the inverse-Hessian estimate with ``g``.
+
+    ``memory`` holds (s, y, 1 / s.y) pairs, oldest first; the initial estimate
+    is (s.y / y.y) I from the newest pair.
+    """
+    q = g.copy()
+    alphas = []
+    for s, y, rho in reversed(memory):
+        a = rho * (s @ q)
+        q -= a * y
+        alphas.append(a)
+    if memory:
+        s, y, rho = memory[-1]
+        q *= 1.0 / (rho * (y @ y))
+    for (s, y, rho), a in zip(memory, reversed(alphas)):
+        b = rho * (y @ q)
+        q += (a - b) * s
+    return q
+
+
+def blend_annotations(P, annotations):
+    """``P`` with the annotations' soft labels blended in (see
+    :func:`~nbembed.posteriors.annotation_posteriors`); ``P`` if there are none."""
+    if annotations is None:
+        return P
+    if not isinstance(annotations, Annotations):
+        raise TypeError(f"annotations must be an nbembed.Annotations object; got "
+                        f"{type(annotations).__name__}.")
+    if annotations.n_samples != P.shape[0]:
+        raise ValueError(f"annotations are for {annotations.n_samples} samples but P has "
+                         f"{P.shape[0]} rows.")
+    return annotation_posteriors(annotations, P)
+
+
+class ParametricEmbeddingRun(Run):
+    """A resumable Parametric Embedding optimization.
+
+    One iteration is one round of the alternation: every object solved by
+    Newton's method for the current class positions, then one L-BFGS step
+    for the class positions. Built by :meth:`ParametricEmbedding.prepare`.
+
+    Parameters
+    ----------
+    P : ndarray (n_samples, n_classes)
+        The given class posteriors (annotations are blended in on top).
+    R0 : ndarray (n_samples, n_components)
+        Starting object positions (only a warm start: R is solved exactly).
+    Phi0 : ndarray (n_classes, n_components)
+        Starting class positions.
+    priors : ndarray (n_classes,)
+    eta_r, eta_phi : float
+        Regularization weights (live).
+    tol : float
+        Converged when |dJ/dPhi| / n_samples <= tol.
+    n_iter : int
+        Most rounds of the default schedule.
+    annotations : Annotations, optional
+
+    Attributes
+    ----------
+    converged : bool
+        True once the class gradient is below ``tol`` or no step improves J.
+    history : list of dict
+        Per round: ``iteration``, ``cost`` (J), ``kl`` (mean KL divergence per
+        object), ``grad_norm`` (|dJ/dPhi| / n), ``newton_steps`` (mean per
+        object over the round's solves), ``evaluations`` (solves of R in the
+        round), ``step_length``, live parameters and ``seconds``.
+    """
+
+    name = "Parametric Embedding"
+    live_parameters = {"eta_r": ETA_R, "eta_phi": ETA_PHI}
+    annotation_kinds = ("labels", "soft_labels")
+
+    def __init__(self, P, R0, Phi0, *, priors, eta_r, eta_phi, tol, n_iter, annotations=None):
+        self.P_given = P
+        self.priors = np.asarray(priors, dtype=np.float64)
+        self._log_prior = np.log(self.priors)
+        self._R = np.array(R0, dtype=np.float64, order="C")
+        self._Phi = np.array(Phi0, dtype=np.float64, order="C")
+        self.eta_r = float(eta_r)
+        self.eta_phi = float(eta_phi)
+        self.tol = float(tol)
+        self.n_iter = int(n_iter)
+        self.iteration = 0
+        self.history = []
+        self.converged = False
+        self._memory = deque(maxlen=LBFGS_MEMORY)
+        self._solved = None  # (J, dJ/dPhi) once R is optimal for Phi
+        self._use_posteriors(blend_annotations(P, annotations))
+        self._started = time.perf_counter()
+
+    def _use_posteriors(self, P):
+        self.P = np.ascontiguousarray(P)
+        positive = self.P[self.P > 0]
+        self._p_log_p = float(np.sum(positive * np.log(positive)))
+        self._invalidate()
+
+    def _invalidate(self):
+        """The objective changed: R must be re-solved and old curvature is stale."""
+        self._solved = None
+        self._memory.clear()
+        self.converged = False
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the object positions, shape (n_samples, n_components)."""
+        return self._R.copy()
+
+    @property
+    def n_samples(self):
+        return self._R.shape[0]
+
+    @property
+    def anchors(self):
+        """A copy of the class positions phi_k, shape (n_classes, n_components)."""
+        return self._Phi.copy()
+
+    @property
+    def membership(self):
+        """The embedding's class posteriors p(c_k | r_n), shape (n_samples, n_classes)."""
+        Q = np.empty(self.P.shape)
+        with _config.KERNEL_LOCK:
+            kernels.membership(self._R, self._Phi, self._log_prior, Q)
+        return Q
+
+    @property
+    def done(self):
+        return self.converged or self.iteration >= self.n_iter
+
+    @property
+    def cost(self):
+        """J at the current positions (computed now if needed)."""
+        with _config.KERNEL_LOCK:
+            return self._objective()[0]
+
+    # -- control -------------------------------------------------------------
+    def set_params(self, **params):
+        """Change ``eta_r`` or ``eta_phi`` and continue from the current positions.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value outside its range; nothing changes.
+        """
+        checked = {}
+        for name, value in params.items():
+            if name not in self.live_parameters:
+                live = ", ".join(self.live_parameters)
+                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
+                                 f"parameters: {live}.")
+            checked[name] = self.live_parameters[name].validate(value)
+        with _config.KERNEL_LOCK:
+            for name, value in checked.items():
+                setattr(self, name, value)
+            self._invalidate()
+        return self
+
+    def set_annotations(self, annotations=None, y=None):
+        """Blend the soft labels of ``annotations`` into the given posteriors.
+
+        A labelled object with probability vector T and confidence c gets
+        ``c T + (1 - c) p``; takes effect at the next round.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+            None removes earlier annotations.
+        y : ignored
+            Hard labels reach Parametric Embedding through ``annotations``
+            (for example ``Annotations.from_labels(y)``).
+
+        Returns
+        -------
+        self
+        """
+        P = blend_annotations(self.P_given, annotations)
+        with _config.KERNEL_LOCK:
+            self._use_posteriors(P)
+        return self
+
+    def step(self, n=1, callbacks=None):
+        """Advance ``n`` rounds (fewer once converged or if a callback asks to stop).
+
+        Parameters
+        ----------
+        n : int
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each round; True stops.
+
+        Returns
+        -------
+        self
+        """
+        n = check_number(n, "n", low=0, integer=True)
+        callbacks = as_list(callbacks)
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start(self, n)
+        try:
+            if n > 0 and not self.history:
+                with _config.KERNEL_LOCK:
+                    self._record({})
+            for _ in range(n):
+                if self.converged:
+                    break
+                with _config.KERNEL_LOCK:
+                    stats = self._round()
+                    self.iteration += 1
+                    self._record(stats)
+                if callbacks and call_all(callbacks, self):
+                    break
+        finally:
+            for cb in callbacks:
+                if hasattr(cb, "on_end"):
+                    cb.on_end(self)
+        return self
+
+    # -- internals -----------------------------------------------------------
+    def _evaluate(self, Phi, R, max_newton):
+        """Solve R (in place) for Phi with at most ``max_newton`` Newton steps per
+        object; return J, dJ/dPhi and the Newton steps taken."""
+        cost, grad, steps, _ = kernels.solve(self.P, R, Phi, self._log_prior, self.eta_r,
+                                             NEWTON_TOL, max_newton)
+        return (cost + self.eta_phi * float(np.sum(Phi ** 2)), grad + 2.0 * self.eta_phi * Phi,
+                steps)
+
+    def _solve(self, Phi, R):
+        return self._evaluate(Phi, R, MAX_NEWTON)
+
+    def _objective(self):
+        """(J, dJ/dPhi) at the current R, which need not be solved yet."""
+        if self._solved is not None:
+            return self._solved
+        return self._evaluate(self._Phi, self._R.copy(), 0)[:2]
+
+    def _small(self, grad):
+        return float(np.linalg.norm(grad)) <= self.tol * self.n_samples
+
+    def _round(self):
+        stats = dict(evaluations=0, newton_steps=0, step_length=0.0)
+        if self._solved is None:
+            J, grad, steps = self._solve(self._Phi, self._R)
+            self._solved = (J, grad)
+            stats["evaluations"] += 1
+            stats["newton_steps"] += steps
+        J, grad = self._solved
+        if self._small(grad):
+            self.converged = True
+            return stats
+        shape = self._Phi.shape
+        x, g = self._Phi.ravel(), grad.ravel()
+        trials = {}
+
+        def evaluate(point):
+            key = point.tobytes()
+            if key not in trials:
+                R = self._R.copy()
+                J_t, grad_t, steps_t = self._solve(point.reshape(shape), R)
+                trials[key] = (J_t, grad_t.ravel(), R)
+                stats["evaluations"] += 1
+                stats["newton_steps"] += steps_t
+            return trials[key]
+
+        alpha = None
+        for attempt in ("quasi-newton", "steepest"):
+            if attempt == "steepest" or not self._memory:
+                self._memory.clear()
+                direction = -g
+                # scipy's convention for a first step: about unit length.
+                previous = J + float(np.linalg.norm(g)) / 2
+            else:
+                direction = -_two_loop(g, self._memory)
+                previous = None
+                if direction @ g >= 0:
+                    continue
+            with warnings.catch_warnings():
+                # scipy warns (a RuntimeWarning) when the search fails; handled below.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                alpha = line_search(lambda p: evaluate(p)[0], lambda p: evaluate(p)[1], x,
+                                    direction, g, J, previous, maxiter=20)[0]
+            if alpha is not None or attempt == "steepest":
+                break
+        if alpha is None:
+            # Not even a steepest-descent step lowers J: a minimum to rounding level.
+            self.converged = True
+            return stats
+        x_new = x + alpha * direction
+        J_new, g_new, R_new = evaluate(x_new)
+        s, y = x_new - x, g_new - g
+        sy = float(s @ y)
+        if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+            self._memory.append((s, y, 1.0 / sy))
+        self._Phi = x_new.reshape(shape).copy()
+        self._R = R_new
+        self._solved = (J_new, g_new.reshape(shape))
+        stats["step_length"] = float(alpha * np.linalg.norm(direction))
+        if self._small(g_new):
+            self.converged = True
+        return stats
+
+    def _record(self, stats):
+        J, grad = self._objective()
+        n = self.n_samples
+        e = J - self.eta_phi * float(np.sum(self._Phi ** 2)) - \
+            self.eta_r * float(np.sum(self._R ** 2))
+        record = dict(iteration=self.iteration, cost=J, kl=(e + self._p_log_p) / n,
+                      grad_norm=float(np.linalg.norm(grad)) / n,
+                      newton_steps=stats.get("newton_steps", 0) / n,
+                      evaluations=stats.get("evaluations", 0),
+                      step_length=stats.get("step_length", 0.0), converged=self.converged,
+                      # PE has no early exaggeration; the key keeps callbacks written
+                      # for the SNE-family runs working.
+                      exaggeration=1.0, seconds=time.perf_counter() - self._started,
+                      **self.get_params())
+        self.history.append(record)
+        logger.info("%s round %d: J %.6g, |dJ/dPhi|/n %.3g", self.name, self.iteration, J,
+                    record["grad_norm"])
+
+
+class ParametricEmbedding(EmbeddingEstimator):
+    """Parametric Embedding: objects and classes embedded together from class posteriors.
+
+    Finds object positions r_n and class positions phi_k such that the
+    posteriors of a unit-variance Gaussian mixture centred on the classes,
+    p(c_k | r_n) proportional to p(c_k) exp(-|r_n - phi_k|^2 / 2), match the
+    given p(c_k | x_n). Minimizes
+
+    J = -sum_n sum_k p(c_k | x_n) log p(c_k | r_n)
+    + eta_r sum_n |r_n|^2 + eta_phi sum_k |phi_k|^2
+
+    by alternating exact Newton solves for all objects with L-BFGS steps for
+    the classes. Each round costs O(n K).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension of the embedding.
+    eta_r : float, default=0.1
+        Weight of the objects' pull toward the origin, > 0. It makes each
+        object's problem strictly convex (a unique position given the
+        classes) and bounds how far confident objects move out. Live.
+    eta_phi : float or "auto", default=50.0
+        Weight of the classes' pull toward the origin, >= 0 (50 is the
+        paper's value, used with 5000 objects). It competes with a data term
+        that grows with n: for a few hundred objects 50 squeezes the classes
+        inside the object cloud, for very many it hardly holds them. "auto"
+        is 0.01 n, the balance of the paper's experiment at any n. Live (as a
+        number).
+    tol : float, default=1e-6
+        Stop when |dJ/dPhi| / n_samples <= tol (every object is solved to
+        |dJ/dr_n| <= 1e-9 in every round).
+    max_iter : int, default=500
+        Most rounds of the alternation.
+    init : "random" or ndarray (n_classes, n_components), default="random"
+        Starting class positions: standard normal (as in the paper), or given.
+        Object positions need no start: they are solved exactly.
+    normalize : bool, default=False
+        Divide each row of P by its sum instead of requiring rows that sum to 1
+        (for non-negative scores such as counts); rows of zeros become uniform.
+    random_state : int, RandomState or None
+    verbose : bool, default=False
+        Log J per round through the ``nbembed`` logger.
+
+    Attributes
+    ----------
+    embedding_ : ndarray (n_samples, n_components)
+        Object positions r_n.
+    class_embedding_ : ndarray (n_classes, n_components)
+        Class positions phi_k.
+    membership_ : ndarray (n_samples, n_classes)
+        The embedding's posteriors p(c_k | r_n).
+    priors_ : ndarray (n_classes,)
+    eta_r_, eta_phi_ : float
+        The weights at the end of the run ("auto" resolved; live changes
+        included). ``transform`` uses ``eta_r_``.
+    objective_ : float
+        J at the end.
+    kl_divergence_ : float
+        Mean over objects of KL(p(. | x_n) || p(. | r_n)).
+    n_iter_ : int
+        Rounds run.
+    history_ : list of dict
+    n_features_in_ : int
+        Number of classes K.
+
+    References
+    ----------
+    T. Iwata, K. Saito, N. Ueda, S. Stromsten, T. L. Griffiths, J. B. Tenenbaum.
+    Parametric embedding for class visualization. Neural Computation 19, 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbembed.methods.parametric import ParametricEmbedding
+    >>> P = np.random.default_rng(0).dirichlet([0.3, 0.3, 0.3], size=200)
+    >>> pe = ParametricEmbedding(random_state=0).fit(P)
+    >>> pe.embedding_.shape, pe.class_embedding_.shape
+    ((200, 2), (3, 2))
+    """
+
+    live_parameters = ParametricEmbeddingRun.live_parameters
+    annotation_kinds = ParametricEmbeddingRun.annotation_kinds
+
+    def __init__(self, n_components=2, *, eta_r=0.1, eta_phi=50.0, tol=1e-6, max_iter=500,
+                 init="random", normalize=False, random_state=None, verbose=False):
+        self.n_components = n_components
+        self.eta_r = eta_r
+        self.eta_phi = eta_phi
+        self.tol = tol
+        self.max_iter = max_iter
+        self.init = init
+        self.normalize = normalize
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self):
+        return dict(
+            n_components=check_number(self.n_components, "n_components", low=1, integer=True),
+            eta_r=check_number(self.eta_r, "eta_r", low=0, low_open=True),
+            eta_phi=(check_option(self.eta_phi, "eta_phi", ("auto",))
+                     if isinstance(self.eta_phi, str)
+                     else check_number(self.eta_phi, "eta_phi", low=0)),
+            tol=check_number(self.tol, "tol", low=0, low_open=True),
+            max_iter=check_number(self.max_iter, "max_iter", low=0, integer=True),
+        )
+
+    def _class_start(self, P, n_components, R0, class_init, rng):
+        K = P.shape[1]
+        if class_init is not None:
+            return self._checked_positions(class_init, (K, n_components), "class_init")
+        if R0 is not None:
+            # Each class starts at the posterior-weighted mean of its objects.
+            weight = P.sum(axis=0)
+            return (P.T @ R0) / np.where(weight > 0, weight, 1.0)[:, None]
+        if isinstance(self.init, str):
+            check_option(self.init, "init", ("random",))
+            return INIT_CLASS_SCALE * rng.standard_normal((K, n_components))
+        return self._checked_positions(self.init, (K, n_components), "init")
+
+    @staticmethod
+    def _checked_positions(value, shape, name):
+        value = check_data(value, name=name)
+        if value.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {value.shape}.")
+        return value.copy()
+
+    def prepare(self, P, y=None, *, priors=None, annotations=None, init=None, class_init=None):
+        """Check the posteriors and starting positions; return a resumable run.
+
+        Parameters
+        ----------
+        P : array-like (n_samples, n_classes)
+            Class posteriors p(c_k | x_n): non-negative, rows summing to 1.
+        y : ignored
+            Present for scikit-learn compatibility; labels reach Parametric
+            Embedding through ``annotations`` (``Annotations.from_labels(y)``).
+        priors : array-like (n_classes,), optional
+            Class priors p(c_k) of the embedding's mixture; equal by default.
+        annotations : Annotations, optional
+            Soft labels blended into P (see :meth:`ParametricEmbeddingRun.set_annotations`).
+        init : ndarray (n_samples, n_components), optional
+            Starting object positions; the classes then start at the
+            posterior-weighted means of their objects.
+        class_init : ndarray (n_classes, n_components), optional
+            Starting class positions; overrides ``init`` and the ``init``
+            parameter.
+
+        Returns
+        -------
+        ParametricEmbeddingRun
+        """
+        params = self._check_params()
+        P = check_posteriors(P, normalize=self.normalize)
+        priors = check_priors(priors, P.shape[1])
+        if self.verbose:
+            enable_verbose_logging()
+        rng = check_random_state(self.random_state)
+        d = params["n_components"]
+        R0 = None if init is None else self._checked_positions(init, (P.shape[0], d), "init")
+        Phi0 = self._class_start(P, d, R0, class_init, rng)
+        if R0 is None:
+            R0 = P @ Phi0
+        eta_phi = params["eta_phi"]
+        if eta_phi == "auto":
+            eta_phi = AUTO_ETA_PHI_PER_OBJECT * P.shape[0]
+        self.n_features_in_ = P.shape[1]
+        return ParametricEmbeddingRun(P, R0, Phi0, priors=priors, eta_r=params["eta_r"],
+                                      eta_phi=eta_phi, tol=params["tol"],
+                                      n_iter=params["max_iter"], annotations=annotations)
+
+    def fit(self, P, y=None, *, priors=None, annotations=None, init=None, callbacks=None):
+        """Embed the objects and classes of ``P``; return the fitted estimator.
+
+        Parameters
+        ----------
+        P : array-like (n_samples, n_classes)
+            Class posteriors p(c_k | x_n): non-negative, rows summing to 1
+            (see :mod:`nbembed.posteriors` for ways to get them).
+        y : ignored
+            Present for scikit-learn compatibility.
+        priors : array-like (n_classes,), optional
+            Class priors p(c_k); equal by default.
+        annotations : Annotations, optional
+            Soft labels blended into P.
+        init : ndarray (n_samples, n_components), optional
+            Starting object positions (see :meth:`prepare`).
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each round; True stops.
+
+        Returns
+        -------
+        self
+        """
+        run = self.prepare(P, y, priors=priors, annotations=annotations, init=init)
+        run.run(callbacks)
+        self._store_fitted(run)
+        if not run.converged and run.history and run.iteration >= run.n_iter:
+            warnings.warn(f"Parametric Embedding stopped after max_iter = {run.n_iter} rounds "
+                          f"with |dJ/dPhi| / n = {run.history[-1]['grad_norm']:.3g} above tol "
+                          f"= {run.tol:g}; raise max_iter or tol.", ConvergenceWarning,
+                          stacklevel=2)
+        return self
+
+    def fit_transform(self, P, y=None, *, priors=None, annotations=None, init=None,
+                      callbacks=None):
+        """Fit and return the object positions ``embedding_``."""
+        return self.fit(P, y, priors=priors, annotations=annotations, init=init,
+                        callbacks=callbacks).embedding_
+
+    def transform(self, P):
+        """Place new objects with the class positions fixed.
+
+        Each new object's position is the unique minimizer of its own term of
+        J (a few Newton steps, O(K) each); objects of the fit get back their
+        ``embedding_``.
+
+        Parameters
+        ----------
+        P : array-like (n_new, n_classes)
+            Class posteriors of the new objects.
+
+        Returns
+        -------
+        ndarray (n_new, n_components)
+        """
+        check_is_fitted(self, "class_embedding_")
+        if not sp.issparse(P) and np.asarray(P).ndim == 1:
+            raise ValueError("Expected a 2-D array of posteriors, got a 1-D array. Reshape "
+                             "your data: P.reshape(1, -1) for a single object.")
+        P = check_data(P, name="P")
+        K = self.class_embedding_.shape[0]
+        if P.shape[1] != K:
+            raise ValueError(f"X has {P.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {K} features as input (one column per class of the "
+                             f"fit).")
+        P = check_posteriors(P, normalize=self.normalize)
+        Phi = self.class_embedding_
+        R = np.ascontiguousarray(P @ Phi)
+        with _config.KERNEL_LOCK:
+            kernels.solve(P, R, Phi, np.log(self.priors_), self.eta_r_, NEWTON_TOL, MAX_NEWTON)
+        return R
+
+    def _store_fitted(self, run):
+        self.embedding_ = run.embedding
+        self.class_embedding_ = run.anchors
+        self.membership_ = run.membership
+        self.priors_ = run.priors.copy()
+        self.eta_r_ = run.eta_r
+        self.eta_phi_ = run.eta_phi
+        last = run.history[-1] if run.history else None
+        self.objective_ = last["cost"] if last else run.cost
+        self.kl_divergence_ = last["kl"] if last else math.nan
+        self.n_iter_ = run.iteration
+        self.history_ = run.history
+        self._n_features_out = self.embedding_.shape[1]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags

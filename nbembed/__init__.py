@@ -5,10 +5,10 @@ Estimators follow the scikit-learn API and expose a resumable run protocol
 """
 
 from .annotations import Annotations
-from .methods import HSSNE, SNE, ParametricEmbedding
+from .methods import HSSNE, SNE, Mbed, ParametricEmbedding
 from .optim import EarlyStopping, ProgressBar, Snapshots
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["HSSNE", "SNE", "ParametricEmbedding", "Annotations", "ProgressBar", "Snapshots", "EarlyStopping",
+__all__ = ["HSSNE", "SNE", "Mbed", "ParametricEmbedding", "Annotations", "ProgressBar", "Snapshots", "EarlyStopping",
            "__version__"]

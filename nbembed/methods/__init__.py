@@ -1,8 +1,9 @@
 """Estimators with the scikit-learn API, built on the run protocol."""
 
 from .hssne import HSSNE, HSSNERun
+from .mbed import Mbed, MbedRun
 from .parametric import ParametricEmbedding, ParametricEmbeddingRun
 from .sne import SNE, SNERun
 
-__all__ = ["HSSNE", "HSSNERun", "SNE", "SNERun", "ParametricEmbedding",
+__all__ = ["HSSNE", "HSSNERun", "SNE", "SNERun", "Mbed", "MbedRun", "ParametricEmbedding",
            "ParametricEmbeddingRun"]

@@ -1,0 +1,348 @@
+"""Mbed's objective: the asymmetric SNE term (Numba) and the boundary terms (NumPy).
+
+SNE term, for a row-stochastic input P (p_ii = 0) and unit-bandwidth output
+neighbourhoods q_ij = exp(-tau_ij) / Z_i, tau_ij = ||y_i - y_j||^2:
+
+    C = sum_i KL(P_i || Q_i),
+    dC/dy_i = 2 sum_j (p_ij - q_ij + p_ji - q_ji) (y_i - y_j).
+
+The kernel takes M = P + P^T, dense, and works in two passes over all pairs:
+the first finds every Z_i, the second the forces (they need Z_j of every
+neighbour). A row whose Z_i would underflow (a point far from all others) is
+recomputed shifted by its smallest tau (a log-sum-exp), so the cost stays
+finite and exact instead of hitting log 0.
+
+Speed: the pairs of a row are handled through a row buffer (one loop over the
+dimensions writing tau for all j, then one loop over j), so every inner loop
+runs over contiguous memory and vectorizes for any dimension. ``math.exp``
+does not vectorize without a vector math library; :func:`exp_neg` does (a
+range reduction and a polynomial, relative error below 1e-13).
+
+nbembed/_kernels/sne.py computes the same cost with a sparse M and ``math.exp``;
+it stays the kernel for sparse neighbourhoods. Mbed's neighbourhoods are wide
+(sigma is a quantile of all distances), so P is dense and this kernel reads
+it row by row.
+
+Boundary terms (O(n K), NumPy): membership m_ik = softmax_k(<w_k, y_i> / lambda)
+over the regular-simplex directions w_k;
+A = (1/n) sum_ik m_ik log m_ik (margin), B = H(mbar) or -KL(mbar || pi) (balance),
+D = sum_i c_i KL(T_i || M_i) (labels, c_i the label weight), cost C - (A + B) + D.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+from numba.core import types
+from numba.extending import intrinsic
+from scipy.special import logsumexp, xlogy
+
+from .._config import JIT, JIT_PARALLEL
+
+#: A squared distance standing for "not a neighbour" (the pair i, i): large
+#: enough for exp(-tau) to be 0, finite so that 0 * BIG = 0.
+BIG = 1e300
+
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+#: 1.5 * 2^52: adding it to an integer-valued double puts the integer in the
+#: low bits of the mantissa.
+_ROUND = 6755399441055744.0
+_ROUND_BITS = 0x4338000000000000
+
+
+@intrinsic
+def _bits_of(typingctx, x):
+    """The bits of a float64 as an int64 (a no-op that LLVM vectorizes)."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _float_from_bits(typingctx, bits):
+    """The float64 whose bits are the int64 ``bits``."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return sig, codegen
+
+
+@njit(inline="always", **JIT)
+def exp_neg(tau):
+    """exp(-tau) for tau >= 0, vectorizable; 0 for tau >= 708.
+
+    exp(-tau) = 2^-k exp(r ln 2) with k the integer nearest tau log2(e) and
+    |r| <= 1/2; exp on [-0.35, 0.35] by its Taylor series to degree 12.
+    """
+    t = min(tau, 1000.0) * _LOG2E
+    kf = math.floor(t + 0.5)
+    k = _bits_of(kf + _ROUND) - _ROUND_BITS
+    r = (kf - t) * _LN2
+    p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
+        1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
+            1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r / 479001600)))))))))))
+    scaled = p * _float_from_bits((1023 - k) << 52)
+    return scaled if tau < 708.0 else 0.0
+
+
+@njit(**JIT)
+def _row_sq_distances(Yt, i, buf):
+    """buf[j] = ||y_i - y_j||^2 for every j, BIG at j = i."""
+    d, n = Yt.shape
+    for j in range(n):
+        buf[j] = 0.0
+    for k in range(d):
+        yk = Yt[k]
+        a = yk[i]
+        for j in range(n):
+            diff = a - yk[j]
+            buf[j] += diff * diff
+    buf[i] = BIG
+
+
+#: Rows per task of the parallel loops (each task allocates one row buffer).
+ROW_BLOCK = 64
+
+#: Below this unshifted normalizer a row is recomputed shifted by its nearest
+#: neighbour's tau (a log-sum-exp), before exp(-tau) underflows to 0.
+_TINY_Z = 1e-250
+
+
+@njit(**JIT_PARALLEL)
+def sne_normalizers(Yt):
+    """Normalizers Z_i = sum_{j != i} exp(-tau_ij), as Z_i = exp(-s_i) z_i.
+
+    Parameters
+    ----------
+    Yt : ndarray (d, n)
+        Embedding, transposed.
+
+    Returns
+    -------
+    shift : ndarray (n,)
+        s_i: 0, or min_{j != i} tau_ij in rows where Z_i would underflow.
+    z : ndarray (n,)
+        z_i = sum_{j != i} exp(-(tau_ij - s_i)).
+    """
+    d, n = Yt.shape
+    shift = np.zeros(n)
+    z = np.empty(n)
+    for b in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        buf = np.empty(n)
+        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+            _row_sq_distances(Yt, i, buf)
+            zi = 0.0
+            for j in range(n):
+                zi += exp_neg(buf[j])
+            if zi < _TINY_Z:
+                s = BIG
+                for j in range(n):
+                    s = min(s, buf[j])
+                zi = 0.0
+                for j in range(n):
+                    zi += exp_neg(buf[j] - s)
+                shift[i] = s
+            z[i] = zi
+    return shift, z
+
+
+@njit(**JIT_PARALLEL)
+def sne_cost_gradient(Yt, M, grad):
+    """SNE cost (without the constant sum p log p) and its gradient.
+
+    Parameters
+    ----------
+    Yt : ndarray (d, n)
+        Embedding, transposed.
+    M : ndarray (n, n)
+        P + P^T for a row-stochastic P with zero diagonal.
+    grad : ndarray (d, n)
+        Output: dC/dY, transposed like ``Yt``.
+
+    Returns
+    -------
+    float
+        sum_ij p_ij tau_ij + sum_i log Z_i = C - sum_ij p_ij log p_ij.
+    """
+    d, n = Yt.shape
+    shift, z = sne_normalizers(Yt)
+    inv_z = 1.0 / z
+    shifted = shift.max() > 0.0
+    cost_rows = np.empty(n)
+    for b in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
+        buf = np.empty(n)
+        for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+            _row_sq_distances(Yt, i, buf)
+            mrow = M[i]
+            inv_zi = inv_z[i]
+            m_tau = 0.0
+            if shifted:
+                si = shift[i]
+                for j in range(n):
+                    tau = buf[j]
+                    m_tau += mrow[j] * tau
+                    buf[j] = (mrow[j] - exp_neg(tau - si) * inv_zi
+                              - exp_neg(tau - shift[j]) * inv_z[j])
+            else:
+                # The usual case, one exponential per pair: q_ij Z_i = q_ji Z_j.
+                for j in range(n):
+                    tau = buf[j]
+                    m_tau += mrow[j] * tau
+                    buf[j] = mrow[j] - exp_neg(tau) * (inv_zi + inv_z[j])
+            for k in range(d):
+                yk = Yt[k]
+                a = yk[i]
+                force = 0.0
+                for j in range(n):
+                    force += buf[j] * (a - yk[j])
+                grad[k, i] = 2.0 * force
+            cost_rows[i] = 0.5 * m_tau + math.log(z[i]) - shift[i]
+    # A serial sum: an array reduction here would be split over the threads,
+    # making the cost (and the whole run) depend on their number.
+    total = 0.0
+    for i in range(n):
+        total += cost_rows[i]
+    return total
+
+
+# -- boundary terms (NumPy, O(n K)) ---------------------------------------------------------
+
+def simplex_directions(n_classes, n_components):
+    """K unit vectors with pairwise inner products -1/(K-1) (a regular simplex).
+
+    They span the first K - 1 coordinates; further coordinates are zero. For
+    K = 2 they are +e_1 and -e_1, so the boundary is y_1 = 0 as in the paper.
+
+    Parameters
+    ----------
+    n_classes : int
+        K >= 2.
+    n_components : int
+        Embedding dimension d >= K - 1.
+
+    Returns
+    -------
+    ndarray (K, d)
+    """
+    K = n_classes
+    centred = np.eye(K) - 1.0 / K
+    # Coordinates of the centred unit vectors in an orthonormal basis of their
+    # (K - 1)-dimensional span.
+    _, _, vt = np.linalg.svd(centred)
+    coords = centred @ vt[:K - 1].T
+    coords /= np.linalg.norm(coords, axis=1, keepdims=True)
+    signs = np.sign(coords[0])
+    signs[signs == 0] = 1.0
+    coords *= signs  # deterministic orientation: w_1 has non-negative coordinates
+    W = np.zeros((K, n_components))
+    W[:, :K - 1] = coords
+    return W
+
+
+def log_membership(Y, W, lam):
+    """log m_ik = log softmax_k(<w_k, y_i> / lambda), shape (n, K)."""
+    S = Y @ W.T / lam
+    return S - logsumexp(S, axis=1, keepdims=True)
+
+
+# Each term is a function of the memberships; its derivative is returned with
+# respect to the scores s_ik = <w_k, y_i> / lambda. For a function of m_i with
+# partials g_il: d/ds_ik = m_ik (g_ik - sum_l m_il g_il). scores_to_embedding
+# turns such a derivative into one with respect to Y.
+
+def margin_term(m, log_m):
+    """A = (1/n) sum_ik m_ik log m_ik and dA/ds."""
+    n = m.shape[0]
+    terms = m * log_m
+    return terms.sum() / n, (terms - m * terms.sum(axis=1, keepdims=True)) / n
+
+
+def balance_term(m, log_prior=None):
+    """B = H(mbar) (or -KL(mbar || pi) with ``log_prior`` = log pi) and dB/ds."""
+    n = m.shape[0]
+    mbar = m.mean(axis=0)
+    B = -xlogy(mbar, mbar).sum()
+    log_ratio = np.log(np.maximum(mbar, 1e-300))
+    if log_prior is not None:
+        B += float(mbar @ log_prior)
+        log_ratio = log_ratio - log_prior
+    return B, -(m * log_ratio - m * (m @ log_ratio)[:, None]) / n
+
+
+def label_term(m, log_m, targets, weights):
+    """D = sum_i weights_i KL(T_i || M_i) and dD/ds (rows with weight 0 ignored)."""
+    dS = np.zeros_like(m)
+    rows = weights > 0
+    if not np.any(rows):
+        return 0.0, dS
+    T = targets[rows]
+    kl = (xlogy(T, T) - T * log_m[rows]).sum(axis=1)
+    dS[rows] = weights[rows, None] * (m[rows] - T)
+    return float(np.sum(weights[rows] * kl)), dS
+
+
+def scores_to_embedding(dS, W, lam):
+    """dF/dY from dF/ds, s = Y W^T / lambda."""
+    return (dS @ W) / lam
+
+
+def boundary_cost_gradient(Y, W, lam, targets=None, weights=None, log_prior=None):
+    """Cost -(A + B) + D and its gradient with respect to Y.
+
+    Parameters
+    ----------
+    Y : ndarray (n, d)
+    W : ndarray (K, d)
+        Class directions.
+    lam : float
+        lambda > 0.
+    targets : ndarray (n, K), optional
+        Label distributions T_i (rows of unlabelled points are ignored).
+    weights : ndarray (n,), optional
+        Weight of each point's KL(T_i || M_i); 0 for unlabelled points.
+    log_prior : ndarray (K,), optional
+        log pi; B = -KL(mbar || pi) instead of H(mbar).
+
+    Returns
+    -------
+    cost : float
+    grad : ndarray (n, d)
+    parts : dict
+        The values of A, B and D.
+    """
+    log_m = log_membership(Y, W, lam)
+    m = np.exp(log_m)
+    A, dA = margin_term(m, log_m)
+    B, dB = balance_term(m, log_prior)
+    D, dD = 0.0, 0.0
+    if weights is not None:
+        D, dD = label_term(m, log_m, targets, weights)
+    grad = scores_to_embedding(dD - dA - dB, W, lam)
+    return -(A + B) + D, grad, dict(A=float(A), B=float(B), D=float(D))
+
+
+def label_confidence(radius, lam, n_classes):
+    """tau of Zien & Quinonero Candela's eq. 21: the membership of class k at
+    the point radius * w_k for this lambda.
+
+    tau = exp(r / lambda) / [(K - 1) exp(-r / (lambda (K - 1))) + exp(r / lambda)].
+    """
+    K = n_classes
+    a = radius / lam
+    # Divided through by exp(r / lambda) to avoid overflow at small lambda.
+    return 1.0 / (1.0 + (K - 1) * math.exp(-a * K / (K - 1)))
+
+
+def anneal_targets(soft_labels, tau):
+    """Label distributions at confidence tau: tau' T + (1 - tau') / K,
+    tau' = (K tau - 1) / (K - 1). A hard label k gets t_k = tau and
+    (1 - tau) / (K - 1) elsewhere."""
+    K = soft_labels.shape[1]
+    tau_prime = (K * tau - 1.0) / (K - 1)
+    return tau_prime * soft_labels + (1.0 - tau_prime) / K

@@ -1,0 +1,931 @@
+"""Mbed: large-margin non-linear embedding (Zien & Quinonero Candela, ICML 2005).
+
+SNE with fixed class boundaries: K class directions w_k at equal angles split
+the embedding into regions, memberships m_ik = softmax_k(<w_k, y_i> / lambda)
+say which region a point is in, and the cost
+
+    C - (A + B) + D
+
+adds to the SNE term C a margin A (minus the mean entropy of the
+memberships: points leave the boundaries), a balance B (entropy of the mean
+membership, or -KL(mbar || prior)) and, for labelled points, D = sum KL(T_i || M_i).
+Algorithm 1 of the paper anneals lambda from 20 r to 0.2 r (r the radius of
+a crude SNE embedding) with conjugate-gradient steps in between, and returns
+the annealing step whose embedding separates its classes best (Fisher's
+criterion for K = 2, the Hotelling-Lawley trace for K > 2). See docs/mbed.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+from sklearn.metrics import pairwise_distances
+from sklearn.utils import check_random_state
+
+from .. import _config
+from .._kernels import mbed as kernels
+from .._validation import check_dense_allowed, check_labels, check_number
+from ..optim import LiveParameter, Run
+from ..optim.callbacks import as_list, call_all
+from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
+
+logger = logging.getLogger("nbembed")
+
+LAMBDA = LiveParameter(
+    "lambda_", 0.0, math.inf, (0.05, 30.0), 0.05,
+    "Length scale of the class boundaries (larger = softer memberships, wider margin); "
+    "automatic: annealed from 20 r to 0.2 r", label="λ", allows_auto=True)
+
+#: Standard deviation of the start of the crude SNE embedding (Algorithm 1, line 2).
+SNE_INIT_SCALE = 0.1
+#: Standard deviation of the re-initialization before annealing, in units of the
+#: radius r (Algorithm 1, line 5).
+ANNEAL_INIT_SCALE = 1e-3
+#: lambda runs from LAMBDA_START * r down to LAMBDA_END * r (Algorithm 1, line 7).
+LAMBDA_START, LAMBDA_END = 20.0, 0.2
+#: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
+SUM_TOLERANCE = 1e-6
+
+
+# -- Algorithm 1's schedule and criterion ------------------------------------------------------
+
+def lambda_schedule(radius, n_anneal):
+    """lambda_j = 2 r 10 / 100^((j - 2) / (p - 2)) for j = 2..p: from 20 r to 0.2 r."""
+    j = np.arange(n_anneal - 1)
+    return LAMBDA_START * radius * (LAMBDA_END / LAMBDA_START) ** (j / (n_anneal - 2))
+
+
+def iterations_per_step(n_iter, n_anneal):
+    """The n_iter annealing iterations spread evenly over the p - 1 steps."""
+    base, extra = divmod(n_iter, n_anneal - 1)
+    return np.array([base + (j < extra) for j in range(n_anneal - 1)], dtype=np.int64)
+
+
+def embedding_radius(Y):
+    """Geometric mean of the per-dimension standard deviations of Y (n, d)."""
+    std = Y.std(axis=0)
+    if np.all(std > 0):
+        return float(np.exp(np.mean(np.log(std))))
+    rms = float(np.sqrt(np.mean(std ** 2)))
+    return rms if rms > 0 else 1.0
+
+
+def margin_criterion(Y, labels, directions):
+    """How well the groups ``labels`` separate in Y; larger is better.
+
+    K = 2: Fisher's J of the coordinate along w_1 (the normal of the boundary),
+    (mean_+ - mean_-)^2 / (var_+ + var_-). K > 2: the Hotelling-Lawley trace
+    tr(H E^-1) of the between-group (H) and within-group (E) scatter matrices.
+    Both are invariant to the scale of Y. 0 when fewer than two groups are
+    non-empty.
+
+    Parameters
+    ----------
+    Y : ndarray (n, d)
+    labels : ndarray (n,) of int
+    directions : ndarray (K, d)
+    """
+    groups = [np.flatnonzero(labels == k) for k in range(directions.shape[0])]
+    groups = [g for g in groups if g.size]
+    if len(groups) < 2:
+        return 0.0
+    if directions.shape[0] == 2:
+        u = Y @ directions[0]
+        a, b = u[labels == 0], u[labels == 1]
+        spread = a.var() + b.var()
+        gap = (a.mean() - b.mean()) ** 2
+        return float(gap / spread) if spread > 0 else (math.inf if gap > 0 else 0.0)
+    mean = Y.mean(axis=0)
+    d = Y.shape[1]
+    H = np.zeros((d, d))
+    E = np.zeros((d, d))
+    for g in groups:
+        centred = Y[g] - Y[g].mean(axis=0)
+        E += centred.T @ centred
+        shift = Y[g].mean(axis=0) - mean
+        H += g.size * np.outer(shift, shift)
+    return float(np.trace(H @ np.linalg.pinv(E)))
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+def input_neighbourhoods(D, sigma):
+    """p_ij = exp(-d_ij^2 / sigma^2) / sum_{k != i} exp(-d_ik^2 / sigma^2), p_ii = 0.
+
+    Parameters
+    ----------
+    D : ndarray (n, n)
+        Dissimilarities, zero diagonal.
+    sigma : float
+
+    Returns
+    -------
+    ndarray (n, n), rows summing to one
+    """
+    logits = -(D * D) / sigma ** 2
+    np.fill_diagonal(logits, -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    P = np.exp(logits)
+    P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
+def default_sigma(D, n_classes):
+    """The 1/K quantile of the off-diagonal dissimilarities (the paper's choice)."""
+    off = D[~np.eye(D.shape[0], dtype=bool)]
+    sigma = float(np.quantile(off, 1.0 / n_classes))
+    if not sigma > 0:
+        raise ValueError(f"sigma='auto' is the 1/{n_classes} quantile of the pairwise "
+                         f"dissimilarities, which is {sigma:g} here (many identical points?). "
+                         f"Pass a positive sigma explicitly.")
+    return sigma
+
+
+def check_class_prior(prior, n_classes):
+    """A class prior as log pi, or None."""
+    if prior is None:
+        return None
+    pi = np.asarray(prior, dtype=np.float64)
+    if pi.shape != (n_classes,):
+        raise ValueError(f"class_prior must have one entry per class, shape ({n_classes},); "
+                         f"got shape {pi.shape}.")
+    if not np.all(np.isfinite(pi)) or np.any(pi <= 0):
+        raise ValueError(f"class_prior must be a probability distribution with positive "
+                         f"entries; got {pi.tolist()}.")
+    if abs(pi.sum() - 1.0) > SUM_TOLERANCE:
+        raise ValueError(f"class_prior must sum to 1 (a probability distribution); it sums "
+                         f"to {pi.sum():.6g}.")
+    return np.log(pi / pi.sum())
+
+
+def label_inputs(y, annotations, n_samples, n_classes):
+    """Soft labels and their weights from ``y`` and ``annotations``.
+
+    ``y`` holds hard labels (-1 for unlabelled points) or, as a 2-D array, one
+    probability vector per point (a row of zeros for unlabelled points).
+    Labelled points in ``annotations`` override ``y``; their weight is the
+    annotation's confidence, 1 for labels from ``y``.
+
+    Returns
+    -------
+    soft : ndarray (n, K)
+        Rows of labelled points sum to one; others are uniform.
+    weights : ndarray (n,)
+        0 for unlabelled points.
+    """
+    K = n_classes
+    soft = np.zeros((n_samples, K))
+    weights = np.zeros(n_samples)
+    if y is not None:
+        arr = np.asarray(y)
+        if arr.ndim == 2:
+            _check_soft_labels(arr, n_samples, K)
+            rows = arr.sum(axis=1) > 0
+            soft[rows] = arr[rows]
+        else:
+            labels = check_labels(arr, n_samples)
+            if np.any(labels >= K):
+                raise ValueError(f"y has labels outside [0, n_classes) = [0, {K}), e.g. "
+                                 f"{int(labels[labels >= K][0])}; use 0..{K - 1} for classes "
+                                 f"and -1 for unlabelled points, or raise n_classes.")
+            rows = labels >= 0
+            soft[rows, labels[rows]] = 1.0
+        weights[rows] = 1.0
+    if annotations is not None:
+        if annotations.n_samples != n_samples:
+            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                             f"{n_samples}.")
+        if annotations.n_classes > K:
+            raise ValueError(f"annotations use {annotations.n_classes} classes but n_classes "
+                             f"= {K}; raise n_classes or remove the extra classes' labels.")
+        rows = annotations.labelled_mask()
+        given = annotations.soft_label_matrix()
+        soft[rows] = 0.0
+        soft[rows, :given.shape[1]] = given[rows]
+        weights[rows] = annotations.confidences()[rows]
+    soft[weights == 0] = 1.0 / K
+    return soft, weights
+
+
+def _check_soft_labels(T, n_samples, n_classes):
+    if T.shape != (n_samples, n_classes):
+        raise ValueError(f"soft labels y must have shape (n_samples, n_classes) = "
+                         f"{(n_samples, n_classes)}; got {T.shape}.")
+    if T.dtype.kind not in "biuf" or not np.all(np.isfinite(T)):
+        raise ValueError("soft labels y must be finite numbers.")
+    if np.any(T < 0):
+        raise ValueError("soft labels y must be non-negative probabilities.")
+    sums = T.sum(axis=1)
+    bad = np.flatnonzero((sums > 0) & (np.abs(sums - 1.0) > SUM_TOLERANCE))
+    if bad.size:
+        raise ValueError(f"soft label rows must sum to 1 (or be all zero for unlabelled "
+                         f"points); row {bad[0]} sums to {sums[bad[0]]:.6g}.")
+
+
+# -- the optimizer ----------------------------------------------------------------------------
+
+def _dot(a, b):
+    """a . b without BLAS, whose threads may split long sums (results would
+    depend on their number) and keep spinning after it (slowing the Numba
+    kernels that follow)."""
+    return float(np.sum(a * b))
+
+
+def _cubic_minimizer(a0, f0, d0, a1, f1, d1):
+    """Minimizer of the cubic through (a0, f0) and (a1, f1) with slopes d0, d1,
+    or NaN where it has none."""
+    with np.errstate(all="ignore"):
+        e = d0 + d1 - 3.0 * (f1 - f0) / (a1 - a0)
+        disc = e * e - d0 * d1
+        if not disc >= 0:
+            return math.nan
+        root = math.copysign(math.sqrt(disc), a1 - a0)
+        denom = d1 - d0 + 2.0 * root
+        if denom == 0:
+            return math.nan
+        return a1 - (a1 - a0) * (d1 + root - e) / denom
+
+
+class ConjugateGradient:
+    """Resumable nonlinear conjugate gradients with a Wolfe line search.
+
+    Polak-Ribiere directions with the "+" restart (beta < 0 becomes 0) and
+    a line search for the strong Wolfe conditions by cubic extrapolation and
+    interpolation (Nocedal & Wright, Algorithms 3.5, 3.6 and 5.4), with the
+    constants of C. E. Rasmussen's ``minimize.m``, which the paper used:
+    sufficient decrease 0.01, curvature 0.5, extrapolation at most 3x, at most
+    20 evaluations per line search, the first step 1 / (1 + |g|^2) and each
+    later first guess scaled by the ratio of the last two slopes (at most 100).
+    One :meth:`iterate` is one line search.
+
+    Parameters
+    ----------
+    objective : callable
+        ``objective(x) -> (f, g)`` for a flat float64 array x.
+    x : ndarray
+        Updated in place (a view of the run's embedding).
+    """
+
+    SUFFICIENT_DECREASE = 0.01
+    CURVATURE = 0.5
+    EXTRAPOLATION = 3.0
+    MIN_BRACKET_STEP = 0.1
+    MAX_EVALUATIONS = 20
+    MAX_STEP_RATIO = 100.0
+
+    def __init__(self, objective, x):
+        self.objective = objective
+        self.x = x
+        self.evaluations = 0
+        self.f = None
+        self.g = None
+        self.reset()
+
+    def reset(self):
+        """Forget the direction and the cached value (the objective changed)."""
+        self.f = None
+        self.g = None
+        self.direction = None
+        self.step_size = None
+        self.slope = None
+
+    def _evaluate(self, x):
+        self.evaluations += 1
+        f, g = self.objective(x)
+        return float(f), g
+
+    def ensure_evaluated(self):
+        """Evaluate f and g at x if needed; False if they are not finite."""
+        if self.f is None:
+            self.f, self.g = self._evaluate(self.x)
+        return math.isfinite(self.f) and bool(np.all(np.isfinite(self.g)))
+
+    def iterate(self):
+        """One line search along the conjugate direction; True if x moved."""
+        if not self.ensure_evaluated():
+            return False
+        g = self.g
+        if self.direction is None:
+            direction = -g
+            slope = -_dot(g, g)
+            step = 1.0 / (1.0 - slope)
+        else:
+            direction = self.direction
+            slope = _dot(g, direction)
+            if not slope < 0:
+                direction = -g
+                slope = -_dot(g, g)
+                step = 1.0 / (1.0 - slope)
+            else:
+                step = self.step_size * min(self.MAX_STEP_RATIO, self.slope / slope)
+        if slope == 0.0:
+            return False
+        found = self._line_search(direction, slope, step)
+        if found is None:
+            self.direction = None  # restart from steepest descent next time
+            return False
+        step, f, g_new = found
+        self.x += step * direction
+        beta = max(0.0, _dot(g_new, g_new - g) / _dot(g, g))
+        self.direction = beta * direction - g_new
+        self.step_size = step
+        self.slope = slope
+        self.f, self.g = f, g_new
+        return True
+
+    def _line_search(self, direction, slope0, step):
+        """(step, f, g) meeting the strong Wolfe conditions, or None."""
+        f0 = self.f
+        lo = (0.0, f0, slope0, None)
+        hi = None
+        previous = None
+        for _ in range(self.MAX_EVALUATIONS):
+            f, g = self._evaluate(self.x + step * direction)
+            slope = _dot(g, direction) if math.isfinite(f) else math.nan
+            if not (math.isfinite(f) and math.isfinite(slope)):
+                hi = (step, math.inf, math.nan, None)
+                step = lo[0] + 0.5 * (step - lo[0])
+                continue
+            trial = (step, f, slope, g)
+            if f > f0 + self.SUFFICIENT_DECREASE * step * slope0 or f >= lo[1] and lo[0] > 0:
+                hi = trial
+            elif abs(slope) <= -self.CURVATURE * slope0:
+                return step, f, g
+            else:
+                if hi is None and slope >= 0 or hi is not None and slope * (hi[0] - step) >= 0:
+                    hi = lo
+                previous, lo = lo, trial
+            step = self._next_step(lo, hi, previous)
+        if lo[0] > 0:
+            return lo[0], lo[1], lo[3]
+        return None
+
+    def _next_step(self, lo, hi, previous):
+        if hi is None:  # still going down: extrapolate
+            a = _cubic_minimizer(*previous[:3], *lo[:3]) if previous is not None else math.nan
+            far = lo[0] * self.EXTRAPOLATION
+            near = lo[0] + self.MIN_BRACKET_STEP * (lo[0] - (previous[0] if previous else 0.0))
+            if not (math.isfinite(a) and a > lo[0]) or a > far:
+                return far
+            return max(a, near)
+        width = hi[0] - lo[0]
+        a = _cubic_minimizer(*lo[:3], *hi[:3]) if math.isfinite(hi[1]) else math.nan
+        low = lo[0] + self.MIN_BRACKET_STEP * width
+        high = hi[0] - self.MIN_BRACKET_STEP * width
+        if not math.isfinite(a):
+            return lo[0] + 0.5 * width
+        return min(max(a, min(low, high)), max(low, high))
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+class MbedRun(Run):
+    """A resumable Mbed optimization: Algorithm 1 one CG iteration at a time.
+
+    The schedule: ``n_iter_init`` iterations of SNE alone from N(0, 0.1^2);
+    then the radius r of that embedding, a restart from N(0, (1e-3 r)^2) and
+    ``n_anneal - 1`` annealing steps with lambda from 20 r down to 0.2 r,
+    sharing the remaining iterations. At the end of each step its embedding,
+    memberships, lambda and margin criterion are kept.
+
+    Live parameter ``lambda_``: a number holds lambda there (the schedule
+    pauses and the run continues from the current embedding); None returns
+    to the schedule where it paused. :meth:`set_annotations` replaces the
+    labels from the next iteration on.
+
+    Parameters
+    ----------
+    M : ndarray (n, n)
+        P + P^T of the row-stochastic input neighbourhoods P.
+    p_log_p : float
+        sum_ij p_ij log p_ij (the constant part of C).
+    Y0 : ndarray (n, d)
+        Start of the initial SNE.
+    restart_noise : ndarray (d, n)
+        Standard normal draws for the restart before annealing.
+    directions : ndarray (K, d)
+        Class directions w_k.
+    soft_labels : ndarray (n, K)
+        Label distributions (before annealing their confidence).
+    label_weights : ndarray (n,)
+        Weight of each point's label term, 0 for unlabelled points.
+    label_weight : float
+        Factor on all label terms.
+    log_prior : ndarray (K,) or None
+        log pi for the balance term -KL(mbar || pi).
+    n_iter, n_iter_init, n_anneal : int
+        The schedule: iterations in all, for the initial SNE, and p.
+
+    Attributes
+    ----------
+    lambda_ : float or None
+        The held lambda, None while the schedule decides.
+    current_lambda : float or None
+        The lambda in use (None during the initial SNE).
+    tau : float or None
+        The label confidence (eq. 21) in use.
+    radius : float or None
+        r, known after the initial SNE.
+    schedule_position : int
+        Iterations done under the schedule (``iteration`` also counts those
+        with a held lambda).
+    sne_embedding : ndarray or None
+        The crude SNE embedding r was measured on.
+    step_embeddings, step_memberships, lambda_path, criterion_path : list
+        One entry per completed annealing step.
+    """
+
+    name = "Mbed"
+    live_parameters = {"lambda_": LAMBDA}
+    annotation_kinds = ("labels", "soft_labels")
+
+    def __init__(self, M, p_log_p, Y0, restart_noise, *, directions, soft_labels,
+                 label_weights, label_weight=1.0, log_prior=None, n_iter=500, n_iter_init=10,
+                 n_anneal=20):
+        self.M = M
+        self._p_log_p = float(p_log_p)
+        self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
+        self._restart_noise = restart_noise
+        self.directions = directions
+        self.n_classes = directions.shape[0]
+        self.label_weight = float(label_weight)
+        self.log_prior = log_prior
+        self.n_iter = int(n_iter)
+        self.n_iter_init = int(n_iter_init)
+        self.n_anneal = int(n_anneal)
+        self._step_ends = self.n_iter_init + np.cumsum(
+            iterations_per_step(self.n_iter - self.n_iter_init, self.n_anneal))
+        self.iteration = 0
+        self.schedule_position = 0
+        self.history = []
+        self.lambda_ = None
+        self.current_lambda = None
+        self.tau = None
+        self.radius = None
+        self.anneal_step = None
+        self.sne_embedding = None
+        self.step_embeddings = []
+        self.step_memberships = []
+        self.lambda_path = []
+        self.criterion_path = []
+        self._soft = soft_labels
+        self._weights = label_weights
+        self._targets = soft_labels
+        self._started = time.perf_counter()
+        self._cg = ConjugateGradient(self._objective, self._Yt.reshape(-1))
+        if self.n_iter_init == 0:
+            self._start_annealing()
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the current embedding, shape (n_samples, n_components)."""
+        return self._Yt.T.copy()
+
+    @property
+    def n_samples(self):
+        return self._Yt.shape[1]
+
+    @property
+    def done(self):
+        """True once the schedule (``n_iter`` iterations) is complete."""
+        return self.schedule_position >= self.n_iter
+
+    @property
+    def membership(self):
+        """Current class probabilities m_ik, shape (n_samples, n_classes); None
+        during the initial SNE, before lambda exists."""
+        with _config.KERNEL_LOCK:
+            if self.current_lambda is None:
+                return None
+            return np.exp(kernels.log_membership(self._Yt.T, self.directions,
+                                                 self.current_lambda))
+
+    @property
+    def selected_step(self):
+        """Index of the completed annealing step with the largest criterion, or None."""
+        if not self.criterion_path:
+            return None
+        return int(np.argmax(self.criterion_path))
+
+    @property
+    def cost(self):
+        """The objective in use at the current embedding (computed now)."""
+        with _config.KERNEL_LOCK:
+            f, _ = self._objective(self._Yt.reshape(-1))
+            return float(f)
+
+    # -- control -------------------------------------------------------------
+    def step(self, n=1, callbacks=None):
+        """Advance ``n`` conjugate-gradient iterations (fewer if a callback asks to stop).
+
+        Parameters
+        ----------
+        n : int
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each iteration; True stops.
+
+        Returns
+        -------
+        self
+        """
+        n = check_number(n, "n", low=0, integer=True)
+        callbacks = as_list(callbacks)
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start(self, n)
+        try:
+            if n > 0 and not self.history:
+                with _config.KERNEL_LOCK:
+                    self._record()
+            for _ in range(n):
+                with _config.KERNEL_LOCK:
+                    self._iterate()
+                if callbacks and call_all(callbacks, self):
+                    break
+        finally:
+            for cb in callbacks:
+                if hasattr(cb, "on_end"):
+                    cb.on_end(self)
+        return self
+
+    def run(self, callbacks=None):
+        """Run the rest of the schedule (what ``fit`` does)."""
+        return self.step(max(0, self.n_iter - self.schedule_position), callbacks)
+
+    def set_params(self, **params):
+        """Hold lambda at a value, or give it back to the schedule with None.
+
+        The run continues from the current embedding; the label confidence
+        follows lambda (eq. 21).
+
+        Parameters
+        ----------
+        lambda_ : float or None
+            A positive value holds lambda; None returns to the annealing.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value that is not positive; nothing changes.
+        """
+        unknown = sorted(set(params) - set(self.live_parameters))
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a live parameter of {self.name}; live "
+                             f"parameters: {', '.join(self.live_parameters)}.")
+        if "lambda_" not in params:
+            return self
+        value = LAMBDA.validate(params["lambda_"])
+        if value is not None and not value > 0:
+            raise ValueError(f"lambda_ must be positive (or None for the automatic "
+                             f"annealing); got {value!r}.")
+        with _config.KERNEL_LOCK:
+            self.lambda_ = value
+            if value is not None:
+                self._use_lambda(value)
+            elif self.anneal_step is not None:
+                self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[self.anneal_step])
+            else:
+                self.current_lambda = None
+                self.tau = None
+                self._cg.reset()
+        return self
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use these labels from the next iteration on; the embedding is kept.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+            Hard and soft labels with confidences (used as weights).
+        y : array-like, optional
+            Hard labels (-1 for unlabelled points) or soft labels (n, K).
+
+        Returns
+        -------
+        self
+        """
+        soft, weights = label_inputs(y, annotations, self.n_samples, self.n_classes)
+        with _config.KERNEL_LOCK:
+            self._soft = soft
+            self._weights = weights
+            self._update_targets()
+            self._cg.reset()
+        return self
+
+    # -- internals -----------------------------------------------------------
+    def _objective(self, x):
+        Yt = x.reshape(self._Yt.shape)
+        grad = np.empty_like(Yt)
+        cost = self._p_log_p + kernels.sne_cost_gradient(Yt, self.M, grad)
+        if self.current_lambda is not None:
+            extra, extra_grad, _ = self._boundary(Yt)
+            cost += extra
+            grad += extra_grad.T
+        return cost, grad.reshape(-1)
+
+    def _boundary(self, Yt):
+        return kernels.boundary_cost_gradient(
+            Yt.T, self.directions, self.current_lambda, self._targets,
+            self.label_weight * self._weights, self.log_prior)
+
+    def _use_lambda(self, lam):
+        self.current_lambda = float(lam)
+        radius = self.radius if self.radius is not None else embedding_radius(self._Yt.T)
+        self.tau = kernels.label_confidence(radius, self.current_lambda, self.n_classes)
+        self._update_targets()
+        self._cg.reset()
+
+    def _update_targets(self):
+        if self.tau is not None:
+            self._targets = kernels.anneal_targets(self._soft, self.tau)
+
+    def _iterate(self):
+        before = self._Yt.copy()
+        self._cg.iterate()
+        if not np.all(np.isfinite(self._Yt)):  # cannot happen by design; never show it
+            logger.warning("%s: non-finite embedding at iteration %d; kept the last good one.",
+                           self.name, self.iteration)
+            self._Yt[:] = before
+            self._cg.reset()
+        self.iteration += 1
+        automatic = self.lambda_ is None
+        if automatic:
+            self.schedule_position += 1
+        self._record()
+        if automatic:
+            self._follow_schedule()
+
+    def _follow_schedule(self):
+        position = self.schedule_position
+        if self.anneal_step is None:
+            if position == self.n_iter_init:
+                self._start_annealing()
+            return
+        if self.anneal_step < len(self._step_ends) and position == self._step_ends[
+                self.anneal_step]:
+            self._finish_step()
+            if self.anneal_step + 1 < len(self._step_ends):
+                self.anneal_step += 1
+                self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[self.anneal_step])
+
+    def _start_annealing(self):
+        self.sne_embedding = self.embedding
+        self.radius = embedding_radius(self.sne_embedding)
+        self._Yt[:] = ANNEAL_INIT_SCALE * self.radius * self._restart_noise
+        self.anneal_step = 0
+        slider = (round(0.5 * LAMBDA_END * self.radius, 3),
+                  round(1.5 * LAMBDA_START * self.radius, 3))
+        self.live_parameters = {"lambda_": replace(LAMBDA, slider=slider,
+                                                   step=max(slider[0], 1e-3))}
+        self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[0])
+        logger.info("%s: radius r = %.4g after %d SNE iterations.", self.name, self.radius,
+                    self.iteration)
+
+    def _finish_step(self):
+        Y = self._Yt.T
+        membership = np.exp(kernels.log_membership(Y, self.directions, self.current_lambda))
+        criterion = margin_criterion(Y, membership.argmax(axis=1), self.directions)
+        self.step_embeddings.append(Y.copy())
+        self.step_memberships.append(membership)
+        self.lambda_path.append(self.current_lambda)
+        self.criterion_path.append(criterion)
+        logger.info("%s: annealing step %d, lambda %.4g, criterion %.4g.", self.name,
+                    self.anneal_step, self.current_lambda, criterion)
+
+    def _record(self):
+        if not self._cg.ensure_evaluated():
+            cost = math.inf
+        else:
+            cost = self._cg.f
+        parts = dict(A=math.nan, B=math.nan, D=math.nan, C=cost)
+        if self.current_lambda is not None and math.isfinite(cost):
+            extra, _, terms = self._boundary(self._Yt)
+            parts = dict(terms, C=cost - extra)
+        if self.lambda_ is not None:
+            phase = "held"
+        elif self.anneal_step is None:
+            phase = "sne"
+        else:
+            phase = "anneal"
+        self.history.append(dict(
+            iteration=self.iteration, cost=cost, **{"lambda": self.current_lambda},
+            lambda_=self.lambda_, tau=self.tau, phase=phase, anneal_step=self.anneal_step,
+            evaluations=self._cg.evaluations, seconds=time.perf_counter() - self._started,
+            **parts))
+
+
+# -- the estimator ----------------------------------------------------------------------------
+
+class Mbed(EmbeddingEstimator):
+    """Large-margin non-linear embedding with (soft) labels (Mbed).
+
+    Embeds points by SNE while fixed class boundaries push them into K
+    regions, away from the boundaries and in balanced numbers; labelled points
+    are pulled into their class. The result is an embedding and, for every
+    point, class probabilities: a clustering without labels, a transductive
+    classification with some.
+
+    Parameters
+    ----------
+    n_classes : int, default=2
+        K >= 2, the number of classes (clusters).
+    n_components : int or None, default=None
+        Embedding dimension d, at least K - 1; None is K (the paper's choice).
+    n_anneal : int, default=20
+        p, the number of steps of Algorithm 1: the initial SNE plus p - 1
+        annealing steps (at least 3).
+    n_iter_total : int, default=500
+        Conjugate-gradient iterations (line searches) in all.
+    n_iter_init : int, default=10
+        Of those, for the crude SNE embedding that sets the radius r; the
+        rest are spread evenly over the annealing steps.
+    class_prior : array-like of shape (K,) or None, default=None
+        Known class proportions pi: the balance term becomes -KL(mbar || pi)
+        instead of the entropy of the mean membership.
+    label_weight : float, default=1.0
+        Factor on the label term D (1 in the paper).
+    metric : str, default="euclidean"
+        Input metric for ``sklearn.metrics.pairwise_distances``, or
+        "precomputed" for a matrix of dissimilarities (non-negative, zero
+        diagonal, not necessarily a metric).
+    sigma : "auto" or float, default="auto"
+        Width of the input neighbourhoods exp(-d_ij^2 / sigma^2); "auto" is
+        the 1/K quantile of all pairwise dissimilarities.
+    random_state : int, RandomState or None
+    verbose : bool, default=False
+        Log the radius and each annealing step through the ``nbembed`` logger.
+
+    Attributes
+    ----------
+    embedding_ : ndarray (n_samples, n_components)
+        The embedding of the selected annealing step.
+    membership_ : ndarray (n_samples, n_classes)
+        Class probabilities m_ik at the selected step.
+    labels_ : ndarray (n_samples,)
+        argmax of ``membership_``.
+    step_embeddings_ : ndarray (n_anneal - 1, n_samples, n_components)
+        The embedding at the end of every annealing step.
+    step_memberships_ : ndarray (n_anneal - 1, n_samples, n_classes)
+    lambda_path_ : ndarray (n_anneal - 1,)
+        lambda of every annealing step.
+    criterion_path_ : ndarray (n_anneal - 1,)
+        Margin criterion of every step (Fisher's J for K = 2, the
+        Hotelling-Lawley trace for K > 2).
+    selected_step_ : int
+        Index of the step with the largest criterion (the paper's step
+        ``selected_step_ + 2``).
+    sne_embedding_ : ndarray (n_samples, n_components)
+        The crude SNE embedding that set the radius.
+    radius_ : float
+    sigma_ : float
+    directions_ : ndarray (n_classes, n_components)
+        The class directions w_k.
+    cost_ : float
+        The objective at the end of the run.
+    history_ : list of dict
+    n_iter_ : int
+    n_features_in_ : int
+
+    References
+    ----------
+    A. Zien, J. Quinonero Candela. Large margin non-linear embedding. ICML 2005.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbembed.methods.mbed import Mbed
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(-3, 1, (40, 5)), rng.normal(3, 1, (40, 5))])
+    >>> model = Mbed(n_classes=2, n_iter_total=100, random_state=0).fit(X)
+    >>> model.embedding_.shape, model.membership_.shape
+    ((80, 2), (80, 2))
+    """
+
+    live_parameters = MbedRun.live_parameters
+    annotation_kinds = MbedRun.annotation_kinds
+
+    def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, n_iter_total=500,
+                 n_iter_init=10, class_prior=None, label_weight=1.0, metric="euclidean",
+                 sigma="auto", random_state=None, verbose=False):
+        self.n_classes = n_classes
+        self.n_components = n_components
+        self.n_anneal = n_anneal
+        self.n_iter_total = n_iter_total
+        self.n_iter_init = n_iter_init
+        self.class_prior = class_prior
+        self.label_weight = label_weight
+        self.metric = metric
+        self.sigma = sigma
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self, n):
+        K = check_number(self.n_classes, "n_classes", low=2, integer=True)
+        if K > n:
+            raise ValueError(f"n_classes = {K} is larger than n_samples = {n}; there must be "
+                             f"at least as many points as classes.")
+        d = K if self.n_components is None else check_number(
+            self.n_components, "n_components", low=max(1, K - 1), integer=True)
+        n_anneal = check_number(self.n_anneal, "n_anneal", low=3, integer=True)
+        n_iter_init = check_number(self.n_iter_init, "n_iter_init", low=0, integer=True)
+        n_iter = check_number(self.n_iter_total, "n_iter_total", low=n_iter_init + n_anneal - 1,
+                              integer=True)
+        label_weight = check_number(self.label_weight, "label_weight", low=0)
+        log_prior = check_class_prior(self.class_prior, K)
+        return K, d, dict(n_iter=n_iter, n_iter_init=n_iter_init, n_anneal=n_anneal,
+                          label_weight=label_weight, log_prior=log_prior)
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        """Build the neighbourhoods and the start; return a resumable :class:`MbedRun`.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features) or (n_samples, n_samples)
+            Data, or dissimilarities with ``metric="precomputed"``.
+        y : array-like, optional
+            Hard labels (n_samples,) with -1 for unlabelled points, or soft
+            labels (n_samples, n_classes) with rows summing to 1 (all zero for
+            unlabelled points).
+        annotations : Annotations, optional
+            Hard and soft labels; a label's confidence weights its term.
+        init : ndarray (n_samples, n_components), optional
+            Start of the initial SNE (default: N(0, 0.1^2)).
+
+        Returns
+        -------
+        MbedRun
+        """
+        X = validate_input(X, min_samples=4, metric=self.metric)
+        n = X.shape[0]
+        K, d, schedule = self._check_params(n)
+        if self.verbose:
+            enable_verbose_logging()
+        check_dense_allowed(n, what="Mbed's neighbourhoods",
+                            alternative="Mbed compares all pairs; embed a subsample")
+        if self.metric == "precomputed":
+            D = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        else:
+            D = pairwise_distances(X, metric=self.metric)
+        if isinstance(self.sigma, str) and self.sigma == "auto":
+            sigma = default_sigma(D, K)
+        else:
+            sigma = check_number(self.sigma, "sigma", low=0, low_open=True)
+        P = input_neighbourhoods(D, sigma)
+        del D
+        positive = P[P > 0]
+        p_log_p = float(np.sum(positive * np.log(positive)))
+        M = P + P.T
+        del P
+        soft, weights = label_inputs(y, annotations, n, K)
+        rng = check_random_state(self.random_state)
+        if init is None:
+            start = SNE_INIT_SCALE * rng.standard_normal((n, d))
+        else:
+            start = np.asarray(init, dtype=np.float64)
+            if start.shape != (n, d):
+                raise ValueError(f"init must have shape (n_samples, n_components) = {(n, d)}; "
+                                 f"got {start.shape}.")
+            if not np.all(np.isfinite(start)):
+                raise ValueError("init contains NaN or infinity.")
+        noise = rng.standard_normal((d, n))
+        self.n_features_in_ = X.shape[1]
+        self.sigma_ = sigma
+        return MbedRun(M, p_log_p, start, noise,
+                       directions=kernels.simplex_directions(K, d), soft_labels=soft,
+                       label_weights=weights, **schedule)
+
+    def _store_fitted(self, run):
+        step = run.selected_step
+        if step is None:  # stopped before the first annealing step ended
+            self.embedding_ = run.embedding
+            membership = run.membership
+            self.membership_ = (membership if membership is not None else
+                                np.full((run.n_samples, run.n_classes), 1.0 / run.n_classes))
+        else:
+            self.embedding_ = run.step_embeddings[step]
+            self.membership_ = run.step_memberships[step]
+        self.labels_ = self.membership_.argmax(axis=1)
+        self.selected_step_ = step
+        shape = (0, run.n_samples)
+        self.step_embeddings_ = (np.array(run.step_embeddings) if run.step_embeddings else
+                                 np.empty(shape + (run.directions.shape[1],)))
+        self.step_memberships_ = (np.array(run.step_memberships) if run.step_memberships else
+                                  np.empty(shape + (run.n_classes,)))
+        self.lambda_path_ = np.array(run.lambda_path)
+        self.criterion_path_ = np.array(run.criterion_path)
+        self.sne_embedding_ = run.sne_embedding
+        self.radius_ = run.radius
+        self.directions_ = run.directions
+        self.cost_ = run.history[-1]["cost"] if run.history else run.cost
+        self.history_ = run.history
+        self.n_iter_ = run.iteration
+        self._n_features_out = self.embedding_.shape[1]

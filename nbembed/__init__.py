@@ -10,5 +10,14 @@ from .optim import EarlyStopping, ProgressBar, Snapshots
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["HSSNE", "SNE", "Mbed", "ParametricEmbedding", "Annotations", "ProgressBar", "Snapshots", "EarlyStopping",
-           "__version__"]
+
+def __getattr__(name):
+    # The widget needs the optional ``widget`` extra; import it only when asked.
+    if name == "Explorer":
+        from .widget import Explorer
+        return Explorer
+    raise AttributeError(f"module 'nbembed' has no attribute {name!r}")
+
+
+__all__ = ["Explorer", "HSSNE", "SNE", "Mbed", "ParametricEmbedding", "Annotations",
+           "ProgressBar", "Snapshots", "EarlyStopping", "__version__"]

@@ -1,0 +1,268 @@
+#!/usr/bin/env python
+"""Frame rate and slider latency of the Explorer widget in a real browser.
+
+Starts a JupyterLab server and a headless Chromium (the harness of
+``tests/e2e/conftest.py``), and for each size opens a notebook showing
+``Explorer(X, method=HSSNE(alpha=1.0))`` on a seeded Gaussian mixture
+(10 classes, 10-D). While the optimizer runs, the page records with a
+MutationObserver on the widget's root and ``performance.now()``:
+
+* **fps drawn**: increments of ``data-frame`` (frames drawn) per second;
+* **updates/s**: increments of ``data-version`` (position updates received);
+* **page rAF/s**: animation frames the page managed meanwhile (how
+  responsive it stays while drawing);
+* **slider -> frame**: from setting the alpha slider (input and change
+  events) to the first frame drawn *under the new alpha*. The kernel records
+  each frame it sends with the run's alpha and iteration; the page records
+  each frame it draws with the iteration it shows; both clocks are the
+  machine's epoch clock. The latency ends at the first frame drawn after the
+  change whose iteration is at least that of the kernel's first frame with
+  the new alpha. (When Python updates arrive faster than the page draws, the
+  iteration shown can be one update ahead of the drawn positions, so this can
+  be early by up to one frame.) ``slider -> any frame`` is the time to the
+  first frame drawn after the change, whatever its alpha.
+
+The widget sends at most ``frame_rate`` updates per second (25 by default, 60
+at most) and at most 8 MB/s of positions; its worker steps the run in
+calls of about 30 ms and sends after a call, so the optimizer's speed bounds
+the drawn frame rate too. ``--frame-rate`` (default 60) is set on the widget
+before measuring.
+
+A second table, **render only**, measures the page alone: the widget's module
+in the fake-model page of the tests, fed new positions from JavaScript as
+soon as the previous ones are drawn (no Python, no network).
+
+Goals: >= 30 fps drawn at 10 000 points, <= 100 ms slider -> frame.
+
+Usage (from the repository root; needs /usr/bin/chromium, jupyterlab,
+playwright and the built widget bundle)::
+
+    PYTHONPATH=. python benchmarks/bench_widget.py                 # 10k and 100k
+    PYTHONPATH=. python benchmarks/bench_widget.py --sizes 2000 --seconds 2 --changes 3
+
+Timings are only meaningful on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT_DIR = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT_DIR / "tests"))
+
+from e2e.conftest import (  # noqa: E402  (the harness lives with the tests)
+    JupyterLab, LabServer, WidgetPage, chromium_context, missing_browser_reason)
+
+EXPLORER = ".nbembed-explorer"
+TIMEOUT_S = 600.0
+
+SETUP = """
+import time
+import numpy as np
+from sklearn.datasets import make_blobs
+from nbembed import HSSNE
+from nbembed.widget import Explorer
+
+X, y = make_blobs(n_samples={n}, n_features=10, centers=10, random_state=0)
+"""
+SHOW = """
+ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=1_000_000, random_state=0), colors=y,
+              frame_rate={frame_rate})
+ex
+"""
+# Each frame the kernel sends: wall clock, iteration, the run's alpha.
+RECORD = """
+sent = []
+ex.observe(lambda c: sent.append((time.time() * 1000, c["new"],
+                                  float(ex.run.get_params()["alpha"]))), names="iteration")
+"""
+
+# In the page: every change of the root's data-frame / data-version, with the
+# epoch time and the iteration shown, and the page's animation frames.
+INSTRUMENT = """(scope) => {
+  const root = document.querySelector(scope + ' .nbembed-explorer');
+  const rec = {draws: [], updates: [], rafs: 0, running: true};
+  const now = () => performance.timeOrigin + performance.now();
+  let frame = Number(root.dataset.frame), version = Number(root.dataset.version);
+  rec.observer = new MutationObserver(() => {
+    const t = now();
+    const f = Number(root.dataset.frame), v = Number(root.dataset.version);
+    if (f !== frame) rec.draws.push([t, f - frame, Number(root.dataset.iteration)]);
+    if (v !== version) rec.updates.push([t, v - version]);
+    frame = f; version = v;
+  });
+  rec.observer.observe(root, {attributes: true,
+                              attributeFilter: ['data-frame', 'data-version']});
+  const tick = () => { rec.rafs += 1; if (rec.running) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  window.benchRecord = rec;
+}"""
+
+WINDOW = """([t0, t1]) => {
+  const rec = window.benchRecord;
+  const inside = (rows) => rows.filter(([t]) => t >= t0 && t <= t1);
+  const sum = (rows) => rows.reduce((s, r) => s + r[1], 0);
+  return {draws: sum(inside(rec.draws)), updates: sum(inside(rec.updates))};
+}"""
+
+SET_SLIDER = """([scope, value]) => {
+  const slider = document.querySelector(scope + ' input[type=range][data-param="alpha"]');
+  const t = performance.timeOrigin + performance.now();
+  slider.value = String(value);
+  slider.dispatchEvent(new Event('input', {bubbles: true}));
+  slider.dispatchEvent(new Event('change', {bubbles: true}));
+  return t;
+}"""
+
+
+def measure_notebook(lab, n, args):
+    """fps and slider latency for ``n`` points in JupyterLab."""
+    cells = [SETUP.format(n=n), SHOW.format(frame_rate=args.frame_rate)]
+    with lab.notebook(f"bench-{n}", cells) as nb:
+        nb.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", timeout=TIMEOUT_S)
+        # Warm up: the first steps compile the kernels.
+        nb.wait_attr(EXPLORER, "data-iteration", "(v) => Number(v) >= 5", timeout=TIMEOUT_S)
+        nb.py(RECORD)
+        page = nb.page
+        page.evaluate(INSTRUMENT, nb.scope)
+        now = page.evaluate("() => performance.timeOrigin + performance.now()")
+        rafs = page.evaluate("() => window.benchRecord.rafs")
+        page.wait_for_timeout(args.seconds * 1000)
+        later = page.evaluate("() => performance.timeOrigin + performance.now()")
+        counts = page.evaluate(WINDOW, [now, later])
+        span = (later - now) / 1000
+        result = {"n": n, "fps": counts["draws"] / span, "updates": counts["updates"] / span,
+                  "raf": (page.evaluate("() => window.benchRecord.rafs") - rafs) / span}
+
+        latencies, any_frame, kernel = [], [], []
+        values = [0.8, 1.0] * (args.changes + 1)
+        for k, value in enumerate(values[:args.changes + 1]):
+            nb.py("sent.clear()")
+            t0 = page.evaluate(SET_SLIDER, [nb.scope, value])
+            nb.wait_py(f"any(a == {value} for _, _, a in sent)",
+                       what=f"a frame sent with alpha = {value}", timeout=TIMEOUT_S)
+            sent_at, first = nb.py_value(
+                f"next([t, it] for t, it, a in sent if a == {value})")
+            draws = nb.wait_js("""([t0, it]) => {
+              const hit = window.benchRecord.draws.find(([t, , i]) => t > t0 && i >= it);
+              return hit ? window.benchRecord.draws.filter(([t]) => t > t0) : false;
+            }""", [t0, first], what="a frame drawn under the new alpha", timeout=TIMEOUT_S)
+            if k == 0:
+                continue  # the first change compiles the kernel for the new alpha
+            latencies.append(next(t for t, _, i in draws if i >= first) - t0)
+            any_frame.append(draws[0][0] - t0)
+            kernel.append(sent_at - t0)
+            page.wait_for_timeout(300)
+        result.update(latency=latencies, any_frame=any_frame, kernel=kernel)
+        page.evaluate("() => { window.benchRecord.running = false; "
+                      "window.benchRecord.observer.disconnect(); }")
+        return result
+
+
+RENDER_LOOP = """async (seconds) => {
+  const root = document.querySelector('.nbembed-explorer');
+  const n = Number(root.dataset.n);
+  const base = Float32Array.from({length: 2 * n}, () => Math.random() * 1.8 - 0.9);
+  const drawn = (frame) => new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (Number(root.dataset.frame) > frame) { observer.disconnect(); resolve(); }
+    });
+    observer.observe(root, {attributes: true, attributeFilter: ['data-frame']});
+  });
+  const t0 = performance.now();
+  let frames = 0;
+  while (performance.now() - t0 < seconds * 1000) {
+    const xy = new Float32Array(base.length);
+    const shift = 0.02 * Math.sin(frames);
+    for (let i = 0; i < xy.length; i++) xy[i] = base[i] + shift;
+    const done = drawn(Number(root.dataset.frame));
+    window.harness.fake.fromPython({_positions: new DataView(xy.buffer)});
+    await done;
+    frames += 1;
+  }
+  return frames / ((performance.now() - t0) / 1000);
+}"""
+
+
+def measure_render_only(context, n, seconds):
+    """Frames per second the page alone draws for ``n`` points."""
+    import numpy as np
+
+    from nbembed.widget import Explorer
+
+    ex = Explorer(np.random.default_rng(0).normal(size=(n, 2)), method="precomputed",
+                  autostart=False)
+    try:
+        ex.wait(timeout=TIMEOUT_S)
+        page = WidgetPage(context)
+        page.mount(ex)
+        page.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", "the first frame")
+        fps = page.page.evaluate(RENDER_LOOP, seconds)
+        page.page.close()
+        return fps
+    finally:
+        ex.close()
+
+
+def table(rows, render):
+    def ms(values):
+        if not values:
+            return "–"
+        return f"{statistics.median(values):.0f} / {max(values):.0f}"
+
+    lines = ["| n | fps drawn | updates/s | page rAF/s | slider -> frame, ms (median / max) "
+             "| of which until sent by the kernel | slider -> any frame | render only, fps |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['fps']:.1f} | {r['updates']:.1f} | {r['raf']:.0f} | "
+                     f"{ms(r['latency'])} | {ms(r['kernel'])} | {ms(r['any_frame'])} | "
+                     f"{render.get(r['n'], float('nan')):.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="length of the frame-rate window (default 10)")
+    parser.add_argument("--changes", type=int, default=10,
+                        help="slider changes timed per size (default 10)")
+    parser.add_argument("--frame-rate", type=float, default=60.0,
+                        help="the widget's frame_rate during the run (default 60, its maximum)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="Numba threads in the kernel (default: all cores)")
+    parser.add_argument("--json", type=pathlib.Path, help="also write the results here")
+    args = parser.parse_args(argv)
+
+    reason = missing_browser_reason()
+    if reason:
+        sys.exit(f"cannot run: {reason}")
+    rows, render = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        env = {"NUMBA_NUM_THREADS": str(args.threads)}
+        with LabServer(tmp / "notebooks", tmp / "state", env=env) as server, \
+                chromium_context(tmp / "profile") as context:
+            context.set_default_timeout(TIMEOUT_S * 1000)
+            lab = JupyterLab(context, server)
+            for n in args.sizes:
+                start = time.perf_counter()
+                rows.append(measure_notebook(lab, n, args))
+                render[n] = measure_render_only(context, n, args.seconds)
+                print(f"n = {n}: measured in {time.perf_counter() - start:.0f} s",
+                      file=sys.stderr)
+    print(table(rows, render))
+    print("\nGoals: >= 30 fps drawn at 10 000 points; <= 100 ms slider -> frame.")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "render_only": render}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+// Toolbar, status line, parameter sliders, colouring and legend.
+import { h } from "./dom.js";
+
+export const BUTTONS = [
+  ["pause", "Pause", "Stop optimizing"],
+  ["resume", "Resume", "Continue optimizing"],
+  ["restart", "Restart", "Start again from a new initial embedding"],
+  ["fit", "Fit", "Reset pan and zoom to show all points"],
+  ["lasso", "Lasso", "Drag on the plot to select points (or hold Shift while dragging)"],
+  ["clear-selection", "Clear selection", "Deselect all points"],
+];
+export const VIEWS = ["first-two", "pca", "class-plane"];
+
+/** A parameter value for display: "auto" for null, three significant digits. */
+export function formatValue(value) {
+  if (value === null || value === undefined) return "auto";
+  return String(Number(Number(value).toPrecision(3)));
+}
+
+export function formatCost(cost) {
+  return cost === null || cost === undefined ? "–" : Number(cost).toPrecision(5);
+}
+
+/** Buttons; `onAction(name)` is called on click. */
+export function createToolbar(disposer, onAction) {
+  const buttons = {};
+  const element = h("div", { className: "nbembed-toolbar" });
+  for (const [action, label, title] of BUTTONS) {
+    const button = h("button", { type: "button", "data-action": action, title, text: label });
+    if (action === "lasso") button.setAttribute("aria-pressed", "false");
+    disposer.listen(button, "click", () => onAction(action));
+    buttons[action] = button;
+    element.append(button);
+  }
+  return { element, buttons };
+}
+
+/** Method, status, iteration and cost; also mirrored on the root's data attributes. */
+export function createStatus(model, disposer, root) {
+  const method = h("span", { "data-role": "method" });
+  const status = h("span", { "data-role": "status" });
+  const iteration = h("span", { "data-role": "iteration" });
+  const cost = h("span", { "data-role": "cost" });
+  const element = h("div", { className: "nbembed-status" }, [
+    method, status, h("span", { text: "iteration" }), iteration, h("span", { text: "cost" }), cost,
+  ]);
+  const update = () => {
+    method.textContent = model.get("method_name") ?? "";
+    status.textContent = model.get("status") ?? "";
+    iteration.textContent = String(model.get("iteration") ?? 0);
+    cost.textContent = formatCost(model.get("cost"));
+    root.dataset.status = model.get("status") ?? "";
+    root.dataset.iteration = String(model.get("iteration") ?? 0);
+  };
+  for (const name of ["method_name", "status", "iteration", "cost"]) {
+    disposer.onModel(model, `change:${name}`, update);
+  }
+  update();
+  return element;
+}
+
+/** One slider per live parameter, rebuilt when the run changes. */
+export function createParameters(model, disposer) {
+  const element = h("fieldset", { className: "nbembed-params" }, [h("legend", { text: "Parameters" })]);
+  const body = h("div");
+  element.append(body);
+  let rows = {};
+  let rowDisposers = [];
+
+  const send = (name, value) => {
+    model.set("params", { ...(model.get("params") ?? {}), [name]: value });
+    model.save_changes();
+  };
+
+  const showValues = () => {
+    const params = model.get("params") ?? {};
+    for (const [name, row] of Object.entries(rows)) {
+      if (!(name in params)) continue;
+      const value = params[name];
+      row.label.textContent = formatValue(value);
+      if (row.auto) {
+        row.auto.checked = value === null;
+        row.range.disabled = value === null;
+      }
+      if (value !== null) row.range.value = String(value);
+    }
+  };
+
+  const build = () => {
+    for (const undo of rowDisposers) undo();
+    rowDisposers = [];
+    rows = {};
+    body.replaceChildren();
+    const specs = model.get("param_specs") ?? [];
+    element.hidden = specs.length === 0;
+    for (const spec of specs) {
+      const range = h("input", {
+        type: "range",
+        "data-param": spec.name,
+        min: spec.min,
+        max: spec.max,
+        step: spec.step,
+        title: spec.description,
+        "aria-label": spec.label,
+      });
+      const label = h("span", { "data-param-value": spec.name });
+      const name = h("label", { text: spec.label, title: spec.description });
+      const row = h("div", { className: "nbembed-param" }, [name, range, label]);
+      const onInput = () => {
+        label.textContent = formatValue(range.value);
+      };
+      const onChange = () => send(spec.name, Number(range.value));
+      range.addEventListener("input", onInput);
+      range.addEventListener("change", onChange);
+      rowDisposers.push(() => {
+        range.removeEventListener("input", onInput);
+        range.removeEventListener("change", onChange);
+      });
+      let auto = null;
+      if (spec.allows_auto) {
+        auto = h("input", { type: "checkbox", "data-param-auto": spec.name, title: "Let the method choose" });
+        const onAuto = () => send(spec.name, auto.checked ? null : Number(range.value));
+        auto.addEventListener("change", onAuto);
+        rowDisposers.push(() => auto.removeEventListener("change", onAuto));
+        row.append(h("label", { className: "nbembed-row" }, [auto, "auto"]));
+      }
+      rows[spec.name] = { range, label, auto };
+      body.append(row);
+    }
+    showValues();
+  };
+
+  disposer.onModel(model, "change:param_specs", build);
+  disposer.onModel(model, "change:params", showValues);
+  disposer.add(() => rowDisposers.forEach((undo) => undo()));
+  build();
+  return element;
+}
+
+/** Colour-by and view selects, and the legend. */
+export function createLegend(model, disposer) {
+  const colorBy = h("select", { "data-role": "color-by", title: "Colour points by" });
+  const view = h("select", { "data-role": "view", title: "2-D view of the embedding" });
+  for (const v of VIEWS) view.append(h("option", { value: v, text: v }));
+  const viewRow = h("div", { className: "nbembed-row" }, ["view", view]);
+  const note = h("div", { className: "nbembed-notice", "data-role": "view-note" });
+  const entries = h("div", { "data-role": "legend" });
+  const element = h("fieldset", { className: "nbembed-legend" }, [
+    h("legend", { text: "Colour" }),
+    h("div", { className: "nbembed-row" }, ["by", colorBy]),
+    viewRow,
+    note,
+    entries,
+  ]);
+
+  const update = () => {
+    const options = model.get("color_options") ?? ["label"];
+    colorBy.replaceChildren(...options.map((o) => h("option", { value: o, text: o })));
+    colorBy.value = model.get("color_by");
+    view.value = model.get("view");
+    viewRow.hidden = (model.get("n_components") ?? 2) <= 2;
+    note.textContent = model.get("view_note") ?? "";
+    const colors = model.get("palette") ?? [];
+    entries.replaceChildren(
+      ...(model.get("legend") ?? []).map((entry) =>
+        h("div", { className: "nbembed-legend-entry" }, [
+          h("span", { className: "nbembed-swatch", style: { background: colors[entry.code] ?? "#999" } }),
+          entry.count >= 0 ? `${entry.name} (${entry.count})` : entry.name,
+        ]),
+      ),
+    );
+  };
+  disposer.listen(colorBy, "change", () => {
+    model.set("color_by", colorBy.value);
+    model.save_changes();
+  });
+  disposer.listen(view, "change", () => {
+    model.set("view", view.value);
+    model.save_changes();
+  });
+  for (const name of ["color_options", "color_by", "view", "n_components", "view_note", "legend", "palette"]) {
+    disposer.onModel(model, `change:${name}`, update);
+  }
+  update();
+  return element;
+}

@@ -1,0 +1,175 @@
+// Entry of the Explorer widget (anywidget): render() builds the view and
+// returns the function that tears it down.
+import { createAnnotationPanel } from "./annotate.js";
+import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
+import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
+import { Disposer, h } from "./dom.js";
+import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
+import { createScatter } from "./scatter.js";
+import { CSS } from "./styles.js";
+import { createTooltip } from "./tooltip.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const DEFAULT_SIZE = [640, 480];
+const nextFrame = (fn) =>
+  globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(fn) : setTimeout(fn, 16);
+const cancelFrame = (id) =>
+  globalThis.cancelAnimationFrame ? globalThis.cancelAnimationFrame(id) : clearTimeout(id);
+
+function render({ model, el }) {
+  const disposer = new Disposer();
+  const root = h("div", { className: "nbembed-explorer" });
+  root.append(h("style", { text: CSS }));
+  let selection = new Uint32Array(0);
+  let lassoMode = false;
+  let frames = 0;
+  let versions = 0;
+  let codes = null;
+
+  const notice = h("div", { className: "nbembed-notice", "data-role": "notice", "aria-live": "polite" });
+  const say = (text) => {
+    notice.textContent = text;
+  };
+  const error = h("div", { className: "nbembed-error", role: "alert" });
+
+  // --- the plot -------------------------------------------------------------
+  const canvas = h("canvas", { className: "nbembed-canvas" });
+  const svg = document.createElementNS(SVG, "svg");
+  const polyline = document.createElementNS(SVG, "polyline");
+  svg.append(polyline);
+  const tooltip = createTooltip(model);
+  const plotEl = h("div", { className: "nbembed-plot" }, [canvas, svg, tooltip.element]);
+  // Keep drags on the plot from reaching the notebook (a cell drag in JupyterLab).
+  for (const type of ["pointerdown", "pointermove", "pointerup", "mousedown", "touchstart"]) {
+    disposer.listen(plotEl, type, (event) => event.stopPropagation());
+  }
+
+  const [width, height] = [plotEl.clientWidth || DEFAULT_SIZE[0], plotEl.clientHeight || DEFAULT_SIZE[1]];
+  const scatter = createScatter(canvas, {
+    width,
+    height,
+    onDraw: () => {
+      frames += 1;
+      root.dataset.frame = String(frames);
+    },
+    onSelect: (indices) => setSelection(Uint32Array.from(indices), true),
+    onHover: (i) => {
+      const at = i >= 0 ? scatter.screenPosition(i) : null;
+      tooltip.show(at ? i : -1, at?.[0] ?? 0, at?.[1] ?? 0, codes);
+    },
+  });
+  disposer.add(() => scatter.destroy());
+
+  function setSelection(indices, send) {
+    selection = indices;
+    root.dataset.selected = String(indices.length);
+    scatter.select(indices);
+    if (send) {
+      model.set("_selection", encodeUint32(indices));
+      model.save_changes();
+    }
+  }
+
+  disposer.add(
+    attachLasso(plotEl, polyline, {
+      shouldStart: (event) => lassoMode || event.shiftKey,
+      onEnd: (pixels) => {
+        const polygon = screenToPoints(pixels, scatter.transform());
+        setSelection(pointsInPolygon(scatter.positions(), polygon), true);
+        say(`${selection.length} point(s) selected.`);
+      },
+    }),
+  );
+
+  if (globalThis.ResizeObserver) {
+    const observer = new ResizeObserver(([entry]) => {
+      const { width: w, height: hgt } = entry.contentRect;
+      if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
+    });
+    observer.observe(plotEl);
+    disposer.add(() => observer.disconnect());
+  }
+
+  // --- positions from Python ---------------------------------------------------
+  let scheduled = null;
+  const redraw = () => {
+    scheduled = null;
+    try {
+      const xy = decodeFloat32(model.get("_positions"));
+      if (!xy.length) return;
+      const anchors = decodeFloat32(model.get("_anchors"));
+      codes = decodeUint16(model.get("_codes"));
+      scatter.setPalette(model.get("palette") ?? []);
+      scatter.setData(xy, anchors.length ? anchors : null, codes);
+    } catch (err) {
+      say(`Ignored a malformed update from Python: ${err.message}`);
+    }
+  };
+  const schedule = () => {
+    if (scheduled === null) scheduled = nextFrame(redraw);
+  };
+  disposer.add(() => scheduled !== null && cancelFrame(scheduled));
+  disposer.onModel(model, "change:_positions", () => {
+    versions += 1;
+    root.dataset.version = String(versions);
+    schedule();
+  });
+  for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);
+  disposer.onModel(model, "change:_images", () => tooltip.reset());
+  disposer.onModel(model, "change:_selection", () => {
+    try {
+      setSelection(decodeUint32(model.get("_selection")), false);
+    } catch (err) {
+      say(`Ignored a malformed selection: ${err.message}`);
+    }
+  });
+
+  // --- controls ------------------------------------------------------------------
+  const toolbar = createToolbar(disposer, (action) => {
+    if (action === "fit") scatter.fit();
+    else if (action === "lasso") {
+      lassoMode = !lassoMode;
+      toolbar.buttons.lasso.setAttribute("aria-pressed", String(lassoMode));
+    } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
+    else model.send({ type: action });
+  });
+  const side = h("div", { className: "nbembed-side" }, [
+    createParameters(model, disposer),
+    createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),
+    createLegend(model, disposer),
+  ]);
+  root.append(
+    toolbar.element,
+    createStatus(model, disposer, root),
+    error,
+    plotEl,
+    side,
+    h("div", { className: "nbembed-status" }, [notice]),
+  );
+
+  const showText = () => {
+    error.textContent = model.get("error") ?? "";
+    root.dataset.n = String(model.get("n_points") ?? 0);
+    if (model.get("notice")) say(model.get("notice"));
+  };
+  for (const name of ["error", "notice", "n_points"]) disposer.onModel(model, `change:${name}`, showText);
+  showText();
+  root.dataset.frame = "0";
+  root.dataset.version = "0";
+  root.dataset.selected = "0";
+
+  el.append(root);
+  redraw();
+  try {
+    setSelection(decodeUint32(model.get("_selection")), false);
+  } catch {
+    // an invalid initial selection is ignored
+  }
+
+  return () => {
+    disposer.dispose();
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,139 @@
+"""What the Explorer's annotation controls do to an :class:`~nbembed.Annotations`.
+
+Three modes, as in the lasso toolbar:
+
+``"soft_label"``
+    ``set_labels(selection, class, confidence)``; a new class is created
+    first with ``add_class(name)``.
+``"must_link"``
+    ``add_must_link(selection)``: the selection is one group.
+``"cannot_link"``
+    ``add_cannot_link(a, b)`` between two selections.
+
+An action may take more than one step of the annotations' undo history (a new
+class and its labels); :class:`ActionLog` groups them so that one undo in the
+widget reverts one action, and an action that fails half-way is rolled back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MODES = ("soft_label", "must_link", "cannot_link")
+
+#: Which entries of a run's ``annotation_kinds`` make it use an annotation mode.
+KINDS_USED = {"soft_label": ("labels", "soft_labels"), "must_link": ("must_link",),
+              "cannot_link": ("cannot_link",)}
+
+
+class ActionLog:
+    """Groups the undo steps of an :class:`~nbembed.Annotations` into user actions.
+
+    Steps made directly on the annotations (outside :meth:`record`) count as
+    one action each; undoing directly is noticed as well.
+
+    Parameters
+    ----------
+    annotations : Annotations
+    """
+
+    def __init__(self, annotations):
+        self.annotations = annotations
+        self._sizes = []
+        self._known = len(annotations)
+
+    def _reconcile(self):
+        n = len(self.annotations)
+        known = self._known
+        while n < known and self._sizes:  # undone directly
+            known -= self._sizes.pop()
+        if n > known:  # made directly, or an undo went into the middle of an action
+            self._sizes.extend([1] * (n - known))
+        self._known = n
+
+    def __len__(self):
+        self._reconcile()
+        return len(self._sizes)
+
+    def record(self, action):
+        """Run ``action()`` (which mutates the annotations) as one undoable action.
+
+        If it raises, every step it made is undone and the exception propagates.
+        """
+        self._reconcile()
+        before = len(self.annotations)
+        try:
+            result = action()
+        except BaseException:
+            while len(self.annotations) > before:
+                self.annotations.undo()
+            raise
+        made = len(self.annotations) - before
+        if made:
+            self._sizes.append(made)
+        self._known = len(self.annotations)
+        return result
+
+    def undo(self):
+        """Undo the last action; return the description of its last step, or None."""
+        self._reconcile()
+        if not self._sizes:
+            return None
+        descriptions = [self.annotations.undo() for _ in range(self._sizes.pop())]
+        description = descriptions[0]
+        self._known = len(self.annotations)
+        return description
+
+
+def class_index(annotations, label):
+    """The index of class ``label`` given as an index or a name."""
+    if isinstance(label, str):
+        if label not in annotations.class_names:
+            raise ValueError(f"there is no class named {label!r}; classes: "
+                             f"{annotations.class_names}. Pass new_class={label!r} to create it.")
+        return annotations.class_names.index(label)
+    return label
+
+
+def unused_notice(mode, kinds, run_name, confidence=1.0):
+    """A sentence telling the user the run ignores this kind of annotation, or ""."""
+    used = [kind for kind in KINDS_USED[mode] if kind in kinds]
+    what = {"soft_label": "labels", "must_link": "must-links",
+            "cannot_link": "cannot-links"}[mode]
+    if not used:
+        return (f"{run_name} does not use {what}: the annotation is recorded in "
+                f"ex.annotations but does not change this embedding.")
+    if mode == "soft_label" and confidence < 1 and "soft_labels" not in kinds:
+        return (f"{run_name} uses labels as hard labels: the confidence is recorded but "
+                f"not used.")
+    return ""
+
+
+def selection_indices(indices, n_samples, name="selection"):
+    """Sorted distinct point indices from integers or a boolean mask.
+
+    Raises
+    ------
+    TypeError
+        For non-integer indices.
+    ValueError
+        For indices out of ``[0, n_samples)``, a mask of the wrong length, or
+        more than one dimension.
+    """
+    arr = np.asarray(sorted(indices) if isinstance(indices, (set, frozenset)) else indices)
+    if arr.dtype.kind == "b":
+        if arr.shape != (n_samples,):
+            raise ValueError(f"{name} is a boolean mask of shape {arr.shape}; it needs shape "
+                             f"({n_samples},).")
+        return np.flatnonzero(arr)
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer indices or be a boolean mask; got dtype "
+                        f"{arr.dtype}.")
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {arr.shape}.")
+    if arr.min() < 0 or arr.max() >= n_samples:
+        bad = arr[(arr < 0) | (arr >= n_samples)][0]
+        raise ValueError(f"{name} has index {int(bad)}, outside [0, {n_samples}).")
+    return np.unique(arr.astype(np.int64))

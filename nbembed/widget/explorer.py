@@ -1,0 +1,751 @@
+"""The Explorer widget: a live scatter of a running embedding, with sliders and lasso labelling.
+
+Python side of an anywidget. The optimizer runs in a background thread
+(:class:`~nbembed.widget.worker.RunWorker`); the latest positions go to the
+browser as float32 bytes at most ``frame_rate`` times a second. Sliders,
+lasso selections and annotation commands come back as trait updates and
+custom messages; every one of them is checked (:mod:`~nbembed.widget.messages`)
+and a malformed one is ignored with a warning in the widget.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import pathlib
+import threading
+import time
+from dataclasses import dataclass
+
+import anywidget
+import numpy as np
+import traitlets
+
+from .._validation import check_labels, check_option
+from ..annotations import Annotations
+from . import annotating, messages, palette
+from .precomputed import Precomputed
+from .traits import FLOAT32, UINT8, UINT16, UINT32, binary_trait, decode, encode
+from .view import VIEWS, PlaneView, normalize
+from .worker import EXTRA_ITERATIONS, RunWorker
+
+logger = logging.getLogger("nbembed")
+
+BUNDLE = pathlib.Path(__file__).parent / "static" / "explorer.js"
+BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
+
+#: Upper limit on the bytes per second of position updates: with many points,
+#: frames are sent less often than ``frame_rate``.
+MAX_STREAM_BYTES_PER_SECOND = 8e6
+#: Largest ``images`` array (as uint8) sent to the browser.
+MAX_IMAGE_BYTES = 64 * 2**20
+#: Most categories of a non-float ``colors`` array.
+MAX_CATEGORIES = 1024
+#: Traits the browser may change; its updates of other traits of ours are ignored.
+BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate"})
+
+_MISSING_BUNDLE = "// the nbembed widget bundle was not built\nexport default {};\n"
+
+
+class BundleMissingError(FileNotFoundError):
+    """The widget's JavaScript bundle was not built."""
+
+
+def _require_bundle(cls):
+    if not BUNDLE.is_file():
+        raise BundleMissingError(
+            f"The Explorer's JavaScript bundle {BUNDLE} is missing: this looks like a source "
+            f"checkout that was not built. Build it from the repository root with\n"
+            f"    {BUILD_COMMAND}\n"
+            f"(needs Node.js and npm), or install the package with pip, which builds it.")
+    if cls._esm is _MISSING_BUNDLE:  # built after nbembed.widget was imported
+        cls._esm = BUNDLE.read_text(encoding="utf-8")
+
+
+@dataclass
+class _Snapshot:
+    """What was last shown: the run's state at one moment."""
+
+    embedding: np.ndarray
+    anchors: np.ndarray | None
+    membership: np.ndarray | None
+    iteration: int
+    cost: float | None
+
+
+def _last_cost(history):
+    for record in reversed(history or []):
+        cost = record.get("cost")
+        if cost is not None and math.isfinite(cost):
+            return float(cost)
+    return None
+
+
+def _param_spec(p):
+    finite = (lambda v: float(v) if math.isfinite(v) else None)
+    return {"name": p.name, "label": p.display_name, "low": finite(p.low), "high": finite(p.high),
+            "min": float(p.slider[0]), "max": float(p.slider[1]), "step": float(p.step),
+            "description": p.description, "allows_auto": bool(p.allows_auto)}
+
+
+class Explorer(anywidget.AnyWidget):
+    """Watch an embedding form, steer it with sliders and label it with a lasso.
+
+    Displaying the widget shows the embedding while it is optimized in a
+    background thread; the cell returns at once. Sliders are built from the
+    run's live parameters; lasso selections can be labelled (soft labels
+    with a confidence), must-linked or cannot-linked, and the run uses the
+    new annotations at its next step.
+
+    Parameters
+    ----------
+    X : array-like (n_samples, n_features)
+        The data, as ``method.prepare`` accepts it; with
+        ``method="precomputed"`` the embedding to show.
+    method : estimator or "precomputed", default None
+        Anything with ``prepare(X, y, annotations=...)`` returning a run
+        (:class:`nbembed.optim.protocol.Run`); None means ``HSSNE(alpha=1.0)``.
+        "precomputed" shows ``X`` as it is (no optimization).
+    labels : array-like of int (n_samples,), optional
+        Known classes, -1 for unlabelled points. Without ``annotations`` they
+        become the starting labels of ``annotations``.
+    class_names : list of str, optional
+        Names of the classes.
+    annotations : Annotations, optional
+        Annotations to continue from (for example
+        ``Annotations.from_json(text)``); ``ex.annotations`` is this object.
+    colors : array-like (n_samples,), optional
+        A user array to colour by: categories for integers and strings, a
+        colour ramp for floats. When given, points are coloured by it at first.
+    hover_text : list of str (n_samples,), optional
+        Shown in the tooltip of each point.
+    images : array-like (n_samples, h, w) or (n_samples, h, w, 3), optional
+        A thumbnail per point, shown in the tooltip (scaled to 0..255).
+    autostart : bool, default True
+        Start optimizing at once; if False the run is prepared and paused.
+    view : {"first-two", "pca", "class-plane"}, default "first-two"
+        How an embedding with more than two dimensions is shown
+        (see :mod:`nbembed.widget.view`).
+    frame_rate : float, default 25
+        Most position updates per second sent to the browser.
+    extra_iterations : int, default 200
+        Iterations a finished run does after each change, so sliders and
+        annotations keep working once the schedule has ended.
+
+    Attributes
+    ----------
+    annotations : Annotations
+        The live annotations (labels and constraints made so far).
+    embedding : ndarray or None
+        A copy of the latest embedding.
+    selection : ndarray of int
+        The selected points; assignable.
+    run : Run or None
+        The run being optimized.
+    params : dict
+        Current values of the live parameters (synced with the sliders).
+    status : str
+        "running", "paused", "done" or "error".
+    error : str
+        The worker's error ("" when none).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from nbembed import HSSNE
+    >>> from nbembed.widget import Explorer
+    >>> X, y = load_digits(return_X_y=True)
+    >>> ex = Explorer(X, method=HSSNE(alpha=1.0))       # doctest: +SKIP
+    >>> ex                                              # doctest: +SKIP
+    >>> ex.apply("soft_label", indices=[0, 10, 20], label=0)  # doctest: +SKIP
+    """
+
+    _esm = BUNDLE if BUNDLE.is_file() else _MISSING_BUNDLE
+
+    # positions and colours (Python -> browser)
+    _positions = binary_trait()
+    _anchors = binary_trait()
+    _codes = binary_trait()
+    _images = binary_trait()
+    image_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    hover_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    n_points = traitlets.Int(0).tag(sync=True)
+    n_components = traitlets.Int(2).tag(sync=True)
+    palette = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    legend = traitlets.List(traitlets.Dict()).tag(sync=True)
+    color_options = traitlets.List(traitlets.Unicode(), ["label"]).tag(sync=True)
+    view_note = traitlets.Unicode("").tag(sync=True)
+    # run state
+    method_name = traitlets.Unicode("").tag(sync=True)
+    param_specs = traitlets.List(traitlets.Dict()).tag(sync=True)
+    annotation_kinds = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    iteration = traitlets.Int(0).tag(sync=True)
+    cost = traitlets.Float(None, allow_none=True).tag(sync=True)
+    status = traitlets.Unicode("running").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
+    # annotations
+    class_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    annotation_count = traitlets.Int(0).tag(sync=True)
+    annotation_summary = traitlets.Unicode("").tag(sync=True)
+    pending_a = traitlets.Int(0).tag(sync=True)
+    # both ways
+    _selection = binary_trait()
+    params = traitlets.Dict().tag(sync=True)
+    color_by = traitlets.Unicode("label").tag(sync=True)
+    view = traitlets.Unicode("first-two").tag(sync=True)
+    frame_rate = traitlets.Float(25.0).tag(sync=True)
+
+    def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
+                 colors=None, hover_text=None, images=None, autostart=True, view="first-two",
+                 *, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS):
+        _require_bundle(type(self))
+        if method is None:
+            from ..methods import HSSNE
+            method = HSSNE(alpha=1.0)
+        elif isinstance(method, str):
+            check_option(method, "method", ("precomputed",))
+            method = Precomputed()
+        if not callable(getattr(method, "prepare", None)):
+            raise TypeError(f"method must have a prepare(X, y, annotations=...) method returning "
+                            f"a run, such as nbembed.HSSNE(); got {type(method).__name__}.")
+        n = self._count_samples(X)
+        self._X = X
+        self._method = method
+        self._y = None if labels is None else check_labels(labels, n, name="labels")
+        self._annotations = self._initial_annotations(n, self._y, class_names, annotations)
+        if annotations is None:
+            self._y = None  # the labels live in the annotations
+        self._n = n
+        self._sync_lock = threading.RLock()
+        self._ann_lock = threading.RLock()
+        self._log = annotating.ActionLog(self.annotations)
+        self._ann_seen = len(self.annotations)
+        self._pending = None
+        self._live = {}
+        self._has_membership = False
+        self._adopted = None
+        self._params_from_run = False
+        self._embedding = None
+        self._snapshot = None
+        self._plane = PlaneView(check_option(view, "view", VIEWS))
+        self._user_coloring = None if colors is None else self._check_colors(colors, n)
+        self._last_publish = -math.inf
+        self.frames_sent = 0
+        self.skipped_frames = 0
+        self._labels = None
+        self._refresh_labels()
+        initial = dict(n_points=n, view=view, frame_rate=frame_rate,
+                       color_options=["label"] + (["user"] if colors is not None else []),
+                       color_by="label" if colors is None else "user",
+                       class_names=list(self.annotations.class_names),
+                       annotation_summary=repr(self.annotations))
+        if hover_text is not None:
+            initial["hover_text"] = self._check_hover_text(hover_text, n)
+        if images is not None:
+            initial["_images"], initial["image_shape"] = self._check_images(images, n)
+        super().__init__(**initial)
+        self.on_msg(self._on_browser_message)
+        self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
+                                 on_status=self._on_status, on_warning=self._warn,
+                                 extra_iterations=extra_iterations)
+        self.status = "running" if autostart else "paused"
+        self._worker.start(paused=not autostart)
+
+    # ------------------------------------------------------------------ input checks
+    @staticmethod
+    def _count_samples(X):
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) >= 1:
+            return int(shape[0])
+        try:
+            return len(X)
+        except TypeError:
+            raise TypeError(f"X must be array-like (n_samples, n_features); got "
+                            f"{type(X).__name__}.") from None
+
+    @staticmethod
+    def _initial_annotations(n, y, class_names, annotations):
+        if annotations is None:
+            if y is not None:
+                return Annotations.from_labels(y, class_names=class_names)
+            return Annotations(n, class_names=class_names)
+        if not isinstance(annotations, Annotations):
+            raise TypeError(f"annotations must be an nbembed.Annotations (for example "
+                            f"Annotations.from_json(text)); got {type(annotations).__name__}.")
+        if annotations.n_samples != n:
+            raise ValueError(f"annotations are for {annotations.n_samples} points but X has {n}.")
+        if class_names is not None and \
+                list(class_names) != annotations.class_names[:len(class_names)]:
+            raise ValueError(f"class_names {list(class_names)} differ from the class names of "
+                             f"the annotations {annotations.class_names}; leave class_names out "
+                             f"when passing annotations.")
+        return annotations
+
+    @staticmethod
+    def _check_colors(colors, n):
+        values = np.asarray(colors)
+        if values.shape != (n,):
+            raise ValueError(f"colors must have one value per point, shape ({n},); got "
+                             f"{values.shape}.")
+        if values.dtype.kind not in "biufUSO":
+            raise TypeError(f"colors must hold numbers or strings; got dtype {values.dtype}.")
+        if values.dtype.kind != "f" and len(np.unique(values)) > MAX_CATEGORIES:
+            raise ValueError(f"colors has more than {MAX_CATEGORIES} distinct values; pass "
+                             f"floats (np.asarray(colors, dtype=float)) for a colour ramp.")
+        return palette.by_values(values)
+
+    @staticmethod
+    def _check_hover_text(hover_text, n):
+        texts = [str(t) for t in hover_text]
+        if len(texts) != n:
+            raise ValueError(f"hover_text must have one entry per point ({n}); got {len(texts)}.")
+        return texts
+
+    @staticmethod
+    def _check_images(images, n):
+        images = np.asarray(images)
+        if images.ndim not in (3, 4) or images.shape[0] != n or \
+                (images.ndim == 4 and images.shape[3] not in (3, 4)):
+            raise ValueError(f"images must have shape (n_samples, h, w) or (n_samples, h, w, 3 "
+                             f"or 4) with n_samples = {n}; got {images.shape}.")
+        if images.dtype.kind not in "biuf":
+            raise TypeError(f"images must be numeric; got dtype {images.dtype}.")
+        if images.size > MAX_IMAGE_BYTES:
+            raise ValueError(f"images would send {images.size / 2**20:.0f} MiB to the browser "
+                             f"(limit {MAX_IMAGE_BYTES / 2**20:.0f} MiB); pass smaller thumbnails.")
+        if images.dtype != np.uint8:
+            images = images.astype(np.float64)
+            low, high = np.nanmin(images), np.nanmax(images)
+            scale = 255.0 / (high - low) if high > low else 0.0
+            images = np.nan_to_num((images - low) * scale).round().astype(np.uint8)
+        return encode(images, UINT8), list(images.shape[1:])
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def annotations(self):
+        """The live :class:`~nbembed.Annotations` (labels and constraints made so far)."""
+        return self._annotations
+
+    @property
+    def run(self):
+        """The run being optimized (None while it is being prepared)."""
+        return self._worker.run
+
+    @property
+    def embedding(self):
+        """A copy of the latest finite embedding, shape (n_samples, n_components), or None."""
+        Y = self._embedding
+        return None if Y is None else Y.copy()
+
+    @property
+    def selection(self):
+        """The selected points (sorted indices); assign indices or a mask to select."""
+        return decode(self._selection, UINT32).astype(np.int64)
+
+    @selection.setter
+    def selection(self, indices):
+        idx = annotating.selection_indices(indices, self._n)
+        self._selection = encode(idx, UINT32)
+
+    def pause(self):
+        """Stop optimizing after the current step."""
+        if self._worker.alive:
+            self._worker.pause()
+        elif self.status == "running":
+            self._on_status("paused", "")
+
+    def resume(self):
+        """Continue optimizing (a finished run does ``extra_iterations`` more)."""
+        self._worker.start()
+        self._worker.resume()
+
+    def restart(self):
+        """Start again from a new initial embedding, keeping slider values and annotations."""
+        if self.params:
+            self._worker.set_params(**self.params)
+        self._worker.start()
+        self._worker.restart()
+
+    def stop(self, timeout=30.0):
+        """Stop the background thread and wait for it; :meth:`resume` starts it again.
+
+        Returns
+        -------
+        bool
+            True once the thread has ended.
+        """
+        stopped = self._worker.stop(timeout)
+        if self.status == "running":
+            self._on_status("paused", "")
+        return stopped
+
+    def close(self):
+        """Stop the worker and close the widget."""
+        if getattr(self, "_worker", None) is not None:
+            self._worker.stop(timeout=5.0)
+        super().close()
+
+    def wait(self, iteration=None, timeout=120.0):
+        """Block until the run reaches ``iteration``, or (without it) until the
+        worker is idle (paused or done).
+
+        Raises
+        ------
+        RuntimeError
+            If the run failed.
+        TimeoutError
+            After ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.status == "error":
+                raise RuntimeError(f"the run failed: {self.error}")
+            run = self._worker.run
+            if iteration is not None:
+                if run is not None and run.iteration >= iteration:
+                    return self
+                if run is not None and run.done and self.status == "done":
+                    return self
+            elif self._worker.idle:
+                return self
+            time.sleep(0.02)
+        raise TimeoutError(f"the Explorer did not get there within {timeout} s (status "
+                           f"{self.status!r}, iteration {self.iteration}).")
+
+    def apply(self, mode="soft_label", indices=None, *, label=None, confidence=1.0,
+              new_class=None, other=None):
+        """Annotate points, as the widget's Apply button does.
+
+        Parameters
+        ----------
+        mode : {"soft_label", "must_link", "cannot_link"}
+        indices : array-like of int or bool mask, optional
+            The points; default the current :attr:`selection`.
+        label : int or str, optional
+            ``soft_label``: an existing class (index or name).
+        confidence : float, default 1.0
+            ``soft_label``: confidence in (0, 1].
+        new_class : str, optional
+            ``soft_label``: create a class of this name and label the points with it.
+        other : array-like of int, optional
+            ``cannot_link``: the second selection. Without it, the first call
+            stores ``indices`` as selection A (its size is ``pending_a``) and the
+            next call links A with its ``indices``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an invalid selection, class or confidence; nothing changes.
+        """
+        mode = check_option(mode, "mode", annotating.MODES)
+        with self._ann_lock:
+            ann = self.annotations
+            idx = self.selection if indices is None else indices
+            if mode == "soft_label":
+                action = self._labelling(ann, idx, label, confidence, new_class)
+            elif mode == "must_link":
+                def action():
+                    ann.add_must_link(idx)
+            elif other is None and self._pending is None:
+                a = annotating.selection_indices(idx, self._n, "selection A")
+                if not len(a):
+                    raise ValueError("selection A is empty; select points first.")
+                self._pending = a
+                self.pending_a = len(a)
+                self._warn(f"Stored {len(a)} point(s) as selection A: select the points "
+                           f"to keep apart from them and apply again.")
+                return
+            else:
+                a, b = (idx, other) if other is not None else (self._pending, idx)
+
+                def action():
+                    ann.add_cannot_link(a, b)
+            self._log.record(action)
+            if mode == "cannot_link" and other is None:
+                self._pending = None
+                self.pending_a = 0
+        kinds = list(self.annotation_kinds)
+        note = annotating.unused_notice(mode, kinds, self.method_name or "This method",
+                                        confidence) if self._adopted is not None else ""
+        self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
+        self.update_annotations()
+
+    def _labelling(self, ann, idx, label, confidence, new_class):
+        if (label is None) == (new_class is None):
+            raise ValueError("give either label= (an existing class, by index or name) or "
+                             "new_class= (the name of a new class).")
+        if new_class is not None:
+            def action():
+                ann.set_labels(idx, ann.add_class(new_class), confidence)
+            return action
+        k = annotating.class_index(ann, label)
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and \
+                not 0 <= k < ann.n_classes:
+            raise ValueError(f"there is no class {k} (classes 0..{ann.n_classes - 1}); pass "
+                             f"new_class='name' to create one.")
+
+        def action():
+            ann.set_labels(idx, k, confidence)
+        return action
+
+    def undo(self):
+        """Undo the last annotation action; return its description (None if none)."""
+        with self._ann_lock:
+            description = self._log.undo()
+        if description is None:
+            self._warn("Nothing to undo.")
+            return None
+        self._warn(f"Undone: {description}.")
+        self.update_annotations()
+        return description
+
+    def cancel_pending(self):
+        """Forget the stored cannot-link selection A."""
+        with self._ann_lock:
+            self._pending = None
+        self.pending_a = 0
+
+    def update_annotations(self):
+        """Hand the annotations to the run again (call this after changing
+        ``ex.annotations`` directly)."""
+        with self._ann_lock:
+            self._ann_seen = len(self.annotations)
+            self._refresh_labels()
+            count, summary = len(self._log), repr(self.annotations)
+            names = list(self.annotations.class_names)
+        with self._sync_lock, self.hold_sync():
+            self.class_names = names
+            self.annotation_count = count
+            self.annotation_summary = summary
+        self._worker.annotations_changed(self._annotation_snapshot)
+        if not self._worker.alive:
+            self._publish()
+
+    # ------------------------------------------------------------------ worker side
+    def _prepare_run(self):
+        ann, y = self._annotation_snapshot()
+        return self._method.prepare(self._X, y, annotations=ann)
+
+    def _annotation_snapshot(self):
+        with self._ann_lock:
+            return self.annotations.copy(), self._y
+
+    def _refresh_labels(self):
+        labels = self.annotations.to_labels()
+        if self._y is not None:
+            labels = np.where(labels >= 0, labels, self._y)
+        self._labels = labels
+
+    def _class_names_for(self, top):
+        names = list(self.annotations.class_names)
+        return names + [f"class {k}" for k in range(len(names), top + 1)]
+
+    def _on_status(self, status, error):
+        with self._sync_lock, self.hold_sync():
+            self.status = status
+            self.error = error
+
+    def _on_step(self, run, force):
+        Y = run.embedding
+        if not np.all(np.isfinite(Y)):
+            self.skipped_frames += 1
+            return
+        self._embedding = Y
+        if run is not self._adopted:
+            self._adopt(run, Y)
+        if len(self.annotations) != self._ann_seen:
+            self.update_annotations()
+        now = time.monotonic()
+        if not force and now - self._last_publish < self._publish_interval():
+            return
+        if force and not self._worker.has_pending_params:
+            self._set_params_from_run(run.get_params())
+        anchors = run.anchors
+        membership = run.membership if self._has_membership else None
+        if anchors is not None and not np.all(np.isfinite(anchors)):
+            anchors = None
+        self._snapshot = _Snapshot(Y, anchors, membership, int(run.iteration),
+                                  _last_cost(run.history))
+        self._last_publish = now
+        self._publish()
+
+    def _publish_interval(self):
+        payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
+        return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
+
+    def _adopt(self, run, Y):
+        """Build the controls for a new run."""
+        self._live = dict(run.live_parameters)
+        self._has_membership = run.membership is not None
+        options = ["label"] + (["predicted"] if self._has_membership else []) + \
+            (["user"] if self._user_coloring is not None else [])
+        with self._sync_lock, self.hold_sync():
+            self.param_specs = [_param_spec(p) for p in self._live.values()]
+            self.annotation_kinds = list(run.annotation_kinds)
+            self.method_name = str(getattr(run, "name", type(run).__name__))
+            self.color_options = options
+            if self.color_by not in options:
+                self.color_by = "label"
+            self.n_components = int(Y.shape[1])
+            self._adopted = run
+
+    def _set_params_from_run(self, values):
+        # JSON has no infinity or NaN: such values are shown as "auto".
+        values = {name: (float(v) if v is not None and math.isfinite(v) else None)
+                  for name, v in values.items()}
+        with self._sync_lock:
+            self._params_from_run = True
+            try:
+                self.params = values
+            finally:
+                self._params_from_run = False
+
+    def _publish(self):
+        """Send the last snapshot in the current view and colouring."""
+        with self._sync_lock:
+            snap = self._snapshot
+            if snap is None:
+                return
+            points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
+            points, anchors = normalize(points, anchors)
+            coloring = self._coloring(snap)
+            with self.hold_sync():
+                self._positions = encode(points, FLOAT32)
+                self._anchors = b"" if anchors is None else encode(anchors, FLOAT32)
+                self._codes = encode(coloring.codes, UINT16)
+                self.palette = coloring.palette
+                self.legend = coloring.legend
+                self.view_note = self._plane.note
+                self.iteration = snap.iteration
+                self.cost = snap.cost
+            self.frames_sent += 1
+
+    def _coloring(self, snap):
+        n_anchors = 0 if snap.anchors is None else len(snap.anchors)
+        if self.color_by == "user" and self._user_coloring is not None:
+            return palette.with_anchors(self._user_coloring, n_anchors, 0)
+        labels = self._labels
+        if self.color_by == "predicted" and snap.membership is not None:
+            M = np.asarray(snap.membership, dtype=np.float64)
+            if M.ndim == 2 and M.shape[0] == self._n and M.shape[1] > 0:
+                ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
+                labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
+        names = self._class_names_for(int(labels.max()) if labels.size else -1)
+        coloring = palette.by_class(labels, names)
+        return palette.with_anchors(coloring, n_anchors, len(names))
+
+    # ------------------------------------------------------------------ browser side
+    def _warn(self, message):
+        logger.info("nbembed Explorer: %s", message)
+        with self._sync_lock:
+            self.notice = message
+
+    def _on_browser_message(self, widget, content, buffers):
+        try:
+            method, kwargs = messages.parse(content, buffers)
+            getattr(self, method)(**kwargs)
+        except (ValueError, TypeError) as err:
+            self._warn(f"Ignored a message from the browser: {err}")
+        except Exception as err:  # a browser message must never break the widget
+            logger.exception("nbembed Explorer: a browser message failed")
+            self._warn(f"Ignored a message from the browser ({type(err).__name__}: {err}).")
+
+    def set_state(self, sync_data):
+        """Apply a state update from the browser one trait at a time.
+
+        ipywidgets applies an update as a whole and drops all of it if one
+        value is rejected; here a rejected value is ignored with a warning and
+        the others are kept.
+        """
+        own = set(Explorer.class_own_traits(sync=True)) - BROWSER_WRITABLE
+        for name, value in sync_data.items():
+            if name in own:
+                self._warn(f"Ignored an update of {name!r} from the browser: it is read-only.")
+                continue
+            try:
+                with self._sync_lock:
+                    super().set_state({name: value})
+            except Exception as err:
+                self._warn(f"Ignored an update of {name!r} from the browser: {err}")
+                if name in self.keys:
+                    self.send_state(name)
+
+    def notify_change(self, change):
+        # Trait changes from the worker and the main thread must not interleave
+        # inside ipywidgets' hold_sync bookkeeping.
+        with self._sync_lock:
+            super().notify_change(change)
+
+    # ------------------------------------------------------------------ validation
+    @traitlets.validate("_selection")
+    def _valid_selection(self, proposal):
+        # Only TraitError makes traitlets roll a rejected value back.
+        try:
+            idx = decode(proposal["value"], UINT32, name="the selection").astype(np.int64)
+            return encode(annotating.selection_indices(idx, self._n), UINT32)
+        except (TypeError, ValueError) as err:
+            raise traitlets.TraitError(str(err)) from None
+
+    @traitlets.validate("params")
+    def _valid_params(self, proposal):
+        value = proposal["value"]
+        if not isinstance(value, dict):
+            raise traitlets.TraitError(f"params must be a dict, got {type(value).__name__}.")
+        if self._params_from_run or not self._live:
+            return dict(value)
+        merged = dict(self.params)
+        for name, v in value.items():
+            if name not in self._live:
+                raise traitlets.TraitError(
+                    f"{name!r} is not a live parameter of {self.method_name}; live parameters: "
+                    f"{', '.join(self._live) or 'none'}.")
+            try:
+                merged[name] = self._live[name].validate(v)
+            except (TypeError, ValueError) as err:
+                raise traitlets.TraitError(str(err)) from None
+            if merged[name] is not None and not math.isfinite(merged[name]):
+                raise traitlets.TraitError(f"{name} must be finite, got {v!r}.")
+        return merged
+
+    @traitlets.observe("params")
+    def _params_changed(self, change):
+        with self._sync_lock:
+            if self._params_from_run:
+                return
+        old = change["old"] or {}
+        changed = {k: v for k, v in change["new"].items() if k not in old or old[k] != v}
+        if changed:
+            self._worker.set_params(**changed)
+
+    @traitlets.validate("color_by")
+    def _valid_color_by(self, proposal):
+        value = proposal["value"]
+        if value not in self.color_options:
+            raise traitlets.TraitError(f"color_by must be one of {self.color_options}; got "
+                                       f"{value!r}.")
+        return value
+
+    @traitlets.validate("view")
+    def _valid_view(self, proposal):
+        value = proposal["value"]
+        if value not in VIEWS:
+            raise traitlets.TraitError(f"view must be one of {', '.join(VIEWS)}; got {value!r}.")
+        return value
+
+    @traitlets.validate("frame_rate")
+    def _valid_frame_rate(self, proposal):
+        value = proposal["value"]
+        if not 0 < value <= 60:
+            raise traitlets.TraitError(f"frame_rate must be in (0, 60] frames per second; got "
+                                       f"{value!r}.")
+        return value
+
+    @traitlets.observe("view", "color_by")
+    def _display_changed(self, change):
+        if getattr(self, "_plane", None) is None:
+            return
+        with self._sync_lock:
+            if change["name"] == "view":
+                self._plane = PlaneView(change["new"])
+            self._publish()

@@ -1,0 +1,104 @@
+"""Checks of the custom messages the browser sends to the Explorer.
+
+Every message is a JSON object with a ``"type"``; :func:`parse` returns the
+method name and keyword arguments of the :class:`~nbembed.widget.Explorer`
+call it stands for, or raises :class:`MessageError` with the reason, so the
+widget can ignore it with a warning instead of failing.
+
+====================  ======================================================
+type                  fields
+====================  ======================================================
+``pause``             none
+``resume``            none
+``restart``           none
+``undo``              none
+``cancel_pending``    none (forget the stored cannot-link selection A)
+``apply``             ``mode`` (``soft_label``, ``must_link``,
+                      ``cannot_link``), ``label`` (class index, or
+                      ``"__new__"`` with ``new_class``), ``confidence`` in
+                      (0, 1]; one binary buffer of uint32 indices (the
+                      selection) or none (use the selection Python holds)
+====================  ======================================================
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .annotating import MODES
+from .traits import UINT32, decode
+
+SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
+          "cancel_pending": "cancel_pending"}
+NEW_CLASS = "__new__"
+
+
+class MessageError(ValueError):
+    """A message from the browser that cannot be applied."""
+
+
+def _integer(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise MessageError(f"{name} must be an integer, got {value!r}.")
+    return int(value)
+
+
+def _confidence(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(value) or not 0 < value <= 1:
+        raise MessageError(f"confidence must be a number in (0, 1], got {value!r}.")
+    return float(value)
+
+
+def parse(content, buffers=()):
+    """The Explorer call a browser message asks for.
+
+    Parameters
+    ----------
+    content : object
+        The message's JSON content.
+    buffers : list of memoryview
+        Its binary buffers.
+
+    Returns
+    -------
+    method : str
+    kwargs : dict
+
+    Raises
+    ------
+    MessageError
+    """
+    if not isinstance(content, dict):
+        raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
+    kind = content.get("type")
+    if not isinstance(kind, str) or (kind not in SIMPLE and kind != "apply"):
+        raise MessageError(f"unknown message type {kind!r}.")
+    if kind in SIMPLE:
+        return SIMPLE[kind], {}
+    mode = content.get("mode")
+    if mode not in MODES:
+        raise MessageError(f"mode must be one of {', '.join(MODES)}; got {mode!r}.")
+    kwargs = {"mode": mode}
+    buffers = list(buffers or ())
+    if len(buffers) > 1:
+        raise MessageError(f"expected at most one buffer (the selection), got {len(buffers)}.")
+    if buffers:
+        try:
+            kwargs["indices"] = decode(buffers[0], UINT32, name="the selection").astype("int64")
+        except (TypeError, ValueError) as err:
+            raise MessageError(str(err)) from None
+    if mode == "soft_label":
+        label = content.get("label")
+        if label == NEW_CLASS:
+            name = content.get("new_class")
+            if not isinstance(name, str) or not name.strip():
+                raise MessageError("a new class needs a name (new_class).")
+            kwargs["new_class"] = name.strip()
+        else:
+            kwargs["label"] = _integer(label, "label")
+        kwargs["confidence"] = _confidence(content.get("confidence", 1.0))
+    return "apply", kwargs

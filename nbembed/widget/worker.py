@@ -1,0 +1,315 @@
+"""Advance a run in a background thread, applying queued changes between steps.
+
+Widget messages are handled only while the kernel's main thread is idle, so
+the optimizer must not loop there: :class:`RunWorker` calls ``run.step(k)`` in
+a daemon thread, choosing ``k`` so that one call takes about
+:data:`STEP_SECONDS`, and applies parameter and annotation changes queued from
+the main thread between two calls. Runs hold :data:`nbembed._config.KERNEL_LOCK`
+inside their methods, and only this thread calls them, so Numba's parallel
+kernels are never entered twice at once.
+
+The worker talks to the run only through the run protocol
+(:class:`nbembed.optim.protocol.Run`) and reports through three callbacks:
+``on_step(run, force)`` after every step and change, ``on_status(status,
+error)`` and ``on_warning(message)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+
+logger = logging.getLogger("nbembed")
+
+#: Wall-clock time one ``run.step(k)`` call should take: long enough that the
+#: Python overhead per iteration is small, short enough that a slider takes
+#: effect at once.
+STEP_SECONDS = 0.03
+#: Longest a step call may be made to take so that a fixed cost per call (a
+#: run may evaluate its objective at the end of every call) stays below a
+#: quarter of the time.
+MAX_STEP_SECONDS = 0.25
+#: Largest number of iterations in one step call.
+MAX_STEP = 1000
+#: Iterations a finished run performs after a change (slider, annotations,
+#: resume), so users can keep playing with a converged embedding.
+EXTRA_ITERATIONS = 200
+
+#: Exceptions from ``set_params`` and ``set_annotations`` that mean "this value
+#: is not accepted" and leave the run usable; anything else stops the worker.
+REJECTED = (ValueError, TypeError)
+
+
+class StepSizer:
+    """Chooses ``k`` for the next ``run.step(k)`` from the durations of the last calls.
+
+    A call takes about ``c + g k`` seconds: ``g`` per iteration and ``c`` per
+    call (for example a cost evaluation at the end of every call). Both are
+    fitted to the last calls; ``k`` is chosen so that a call takes
+    ``step_seconds``, or up to three times ``c`` (at most
+    :data:`MAX_STEP_SECONDS`) when the fixed part would otherwise dominate.
+    ``k`` at most doubles from one call to the next, and the first call after
+    a reset (which may include compilation) is not used.
+    """
+
+    def __init__(self, step_seconds=STEP_SECONDS):
+        self.step_seconds = step_seconds
+        self.reset()
+
+    def reset(self):
+        self.k = 1
+        self._samples = []
+        self._skip = True
+
+    def update(self, k, elapsed):
+        """Record that ``k`` iterations took ``elapsed`` seconds; return the next k."""
+        if self._skip:
+            self._skip = False
+            return self.k
+        self._samples = (self._samples + [(k, elapsed)])[-8:]
+        ks = np.array([s[0] for s in self._samples], dtype=float)
+        ts = np.array([s[1] for s in self._samples])
+        g, c = elapsed / k, 0.0
+        if np.ptp(ks) > 0:
+            slope, intercept = np.polyfit(ks, ts, 1)
+            if slope > 0:
+                g, c = slope, max(intercept, 0.0)
+        budget = min(MAX_STEP_SECONDS, max(self.step_seconds, 3 * c))
+        k_next = int(max(1, min(round((budget - c) / g) if budget > c else 1, 2 * k, MAX_STEP)))
+        if k_next == k and np.ptp(ks) == 0 and k < MAX_STEP:
+            k_next = k + max(1, k // 2)  # vary k once so that c and g can be told apart
+        self.k = k_next
+        return k_next
+
+
+class RunWorker:
+    """Steps a run in a background thread.
+
+    Parameters
+    ----------
+    prepare : callable
+        ``prepare()`` returns a new run; called in the worker thread at the
+        start and on :meth:`restart`.
+    on_step : callable
+        ``on_step(run, force)`` after each step call (``force=False``) and
+        after a change or when the worker goes idle (``force=True``).
+    on_status : callable
+        ``on_status(status, error)`` when the status changes; status is
+        "running", "paused", "done" or "error".
+    on_warning : callable
+        ``on_warning(message)`` for a rejected parameter or annotation.
+    step_seconds : float
+        Target duration of one step call.
+    extra_iterations : int
+        Iterations granted to a finished run after a change.
+
+    Attributes
+    ----------
+    run : Run or None
+        The run being stepped (None until prepared).
+    """
+
+    def __init__(self, prepare, *, on_step, on_status, on_warning, step_seconds=STEP_SECONDS,
+                 extra_iterations=EXTRA_ITERATIONS):
+        self._prepare = prepare
+        self._on_step = on_step
+        self._on_status = on_status
+        self._on_warning = on_warning
+        self.extra_iterations = int(extra_iterations)
+        self._cond = threading.Condition()
+        self._thread = None
+        self._stop = False
+        self._paused = False
+        self._restart = False
+        self._extend = False
+        self._params = {}
+        self._annotations = None
+        self._budget = 0
+        self._status = None
+        self._failed = False
+        self._waiting = False
+        self.run = None
+        self._sizer = StepSizer(step_seconds)
+
+    # -- called from the main thread -------------------------------------------------
+    @property
+    def alive(self):
+        """Whether the worker thread is running."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def has_pending_params(self):
+        """Whether parameter values wait to be applied."""
+        with self._cond:
+            return bool(self._params)
+
+    @property
+    def idle(self):
+        """Whether the worker has nothing to do (paused, done, failed or stopped)
+        and has reported it."""
+        if not self.alive:
+            return True
+        with self._cond:
+            return (not self._pending() and not self._wants_steps() and self._waiting)
+
+    def start(self, paused=False):
+        """Start the thread (it prepares the run first if there is none)."""
+        if self.alive:
+            return
+        with self._cond:
+            self._stop = False
+            self._paused = paused
+        self._thread = threading.Thread(target=self._loop, name="nbembed-explorer", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout=30.0):
+        """Stop the thread after the current step; return True once it has ended."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        return not self.alive
+
+    def pause(self):
+        """Stop stepping after the current step (changes are still applied)."""
+        self._command(_paused=True)
+
+    def resume(self):
+        """Continue stepping; a finished run gets ``extra_iterations`` more."""
+        self._command(_paused=False, _extend=True)
+
+    def restart(self):
+        """Prepare a new run and step it from the start."""
+        self._command(_paused=False, _restart=True)
+
+    def set_params(self, **params):
+        """Queue live parameter values; the latest value of each name wins."""
+        with self._cond:
+            self._params.update(params)
+            self._cond.notify_all()
+
+    def annotations_changed(self, snapshot):
+        """Queue new annotations: ``snapshot()`` returns ``(annotations, y)`` for
+        ``run.set_annotations``; it is called in the worker thread."""
+        self._command(_annotations=snapshot)
+
+    def _command(self, **flags):
+        with self._cond:
+            for name, value in flags.items():
+                setattr(self, name, value)
+            self._cond.notify_all()
+
+    # -- the thread ---------------------------------------------------------------
+    def _take(self):
+        """The queued commands, cleared (called with the condition held)."""
+        work = dict(restart=self._restart or (self.run is None and not self._failed),
+                    params=self._params, annotations=self._annotations,
+                    extend=self._extend)
+        self._restart = self._extend = False
+        self._params, self._annotations = {}, None
+        return work
+
+    def _pending(self):
+        return (self._stop or self._restart or self._params or self._annotations is not None
+                or self._extend)
+
+    def _wants_steps(self):
+        run = self.run
+        return (not self._paused and not self._failed and run is not None
+                and (not run.done or self._budget > 0))
+
+    def _loop(self):
+        settled = False  # the idle state has been reported since the last step
+        while True:
+            with self._cond:
+                if self._stop:
+                    return
+                work = self._take()
+            try:
+                self._handle(work)
+            except Exception as err:  # the run failed: report, then wait for a restart
+                logger.exception("nbembed Explorer: the run failed")
+                self._failed = True
+                self._set_status("error", f"{type(err).__name__}: {err}")
+            with self._cond:
+                stepping = self._wants_steps()
+            if stepping:
+                settled = False
+                try:
+                    self._step()
+                except Exception as err:
+                    logger.exception("nbembed Explorer: the run failed")
+                    self._failed = True
+                    self._set_status("error", f"{type(err).__name__}: {err}")
+                continue
+            if not self._failed and self.run is not None:
+                if not settled:
+                    self._on_step(self.run, True)
+                    settled = True
+                self._set_status("paused" if self._paused else "done")
+            with self._cond:
+                while not self._pending() and not self._wants_steps():
+                    self._waiting = True
+                    self._cond.wait()
+                self._waiting = False
+
+    def _handle(self, work):
+        if work["restart"]:
+            self._failed = False
+            self._set_status("running")
+            self.run = None
+            self.run = self._prepare()
+            self._budget = 0
+            self._sizer.reset()
+            self._on_step(self.run, True)
+        run = self.run
+        if run is None:
+            return
+        changed = False
+        if work["params"]:
+            try:
+                run.set_params(**work["params"])
+                changed = True
+            except REJECTED as err:
+                self._on_warning(f"Parameter change not applied: {err}")
+        if work["annotations"] is not None:
+            try:
+                run.set_annotations(*work["annotations"]())
+                changed = True
+            except REJECTED as err:
+                self._on_warning(f"{getattr(run, 'name', 'The run')} did not accept the "
+                                 f"annotations (they are kept): {err}")
+        if (changed or work["extend"]) and run.done:
+            self._budget = self.extra_iterations
+        if changed:
+            self._on_step(run, True)
+
+    def _step(self):
+        run = self.run
+        self._set_status("running")
+        k = self._sizer.k
+        if run.done:
+            k = min(k, self._budget)
+            self._budget -= k
+        else:
+            n_iter = getattr(run, "n_iter", None)
+            if n_iter is not None:
+                k = max(1, min(k, n_iter - run.iteration))
+        start = time.perf_counter()
+        run.step(k)
+        self._sizer.update(k, time.perf_counter() - start)
+        self._on_step(run, False)
+
+    @property
+    def k(self):
+        """Iterations in the next step call."""
+        return self._sizer.k
+
+    def _set_status(self, status, error=""):
+        if (status, error) != self._status:
+            self._status = (status, error)
+            self._on_status(status, error)

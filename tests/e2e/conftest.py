@@ -1,0 +1,541 @@
+"""A JupyterLab server and a headless Chromium for the browser tests.
+
+One server and one browser serve the whole session. Each scenario writes its
+own notebook, opens it in the shared JupyterLab page, runs all its cells
+without waiting for them, and then waits on DOM attributes the widget keeps up
+to date, or asks the kernel for Python state. Its kernel is shut down
+afterwards so no optimizer keeps running behind the next scenario.
+
+The classes here are plain context managers, so ``benchmarks/bench_widget.py``
+drives the same server and browser without pytest.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+#: Generous: CI machines have two cores and start a kernel per scenario.
+TIMEOUT_S = 60.0
+
+#: Playwright adds ``--headless``. Without the networking flags the closed
+#: network refuses Chromium's background connections en masse.
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"]
+
+VIEWPORT = {"width": 1400, "height": 1000}
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def missing_browser_reason():
+    """Why the browser tests cannot run here, or None when they can."""
+    if not CHROMIUM.exists():
+        return (f"{CHROMIUM} not found; install it with `apt-get install chromium "
+                f"fonts-liberation` (never `playwright install`)")
+    if importlib.util.find_spec("playwright") is None:
+        return "the playwright Python package is not installed (`pip install playwright`)"
+    return None
+
+
+# ----------------------------------------------------------------- browser
+
+@contextlib.contextmanager
+def chromium_context(profile_dir):
+    """A persistent Chromium context with a fresh profile in ``profile_dir``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile_dir), executable_path=str(CHROMIUM), headless=True,
+            args=CHROMIUM_FLAGS, viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_S * 1000)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+# ------------------------------------------------------------------ server
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def isolated_jupyter_env(base, extra=None):
+    """Environment whose Jupyter config, runtime, settings and IPython dirs live in ``base``.
+
+    Kernels get one Numba thread unless the environment or ``extra`` (variables
+    to set) says otherwise.
+    """
+    base = pathlib.Path(base)
+    dirs = {"JUPYTER_CONFIG_DIR": "config", "JUPYTER_RUNTIME_DIR": "runtime",
+            "JUPYTERLAB_SETTINGS_DIR": "lab-settings",
+            "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces", "IPYTHONDIR": "ipython"}
+    env = dict(os.environ)
+    for var, name in dirs.items():
+        (base / name).mkdir(parents=True, exist_ok=True)
+        env[var] = str(base / name)
+    notification = (base / "lab-settings" / "@jupyterlab" / "apputils-extension"
+                    / "notification.jupyterlab-settings")
+    notification.parent.mkdir(parents=True, exist_ok=True)
+    notification.write_text(json.dumps({"fetchNews": "false"}))
+    # Kernels import nbembed from this checkout, like the rest of the tests.
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
+    env.setdefault("NUMBA_NUM_THREADS", "1")
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    env.update(extra or {})
+    return env
+
+
+class LabServer:
+    """``jupyter lab`` on a free port of 127.0.0.1, serving ``root_dir``.
+
+    Use as a context manager: entering starts it and waits until
+    ``/api/status`` answers; leaving asks it to shut down (which stops its
+    kernels) and then kills only the process group it was started in.
+    """
+
+    def __init__(self, root_dir, state_dir, env=None):
+        self.root_dir = pathlib.Path(root_dir)
+        self.extra_env = env
+        self.state_dir = pathlib.Path(state_dir)
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.state_dir / "jupyterlab.log"
+        self.process = None
+
+    def api(self, path, method="GET"):
+        request = urllib.request.Request(f"{self.url}{path}?token={self.token}", method=method,
+                                         data=b"" if method == "POST" else None)
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status
+
+    def log_tail(self, n=40):
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+    def __enter__(self):
+        self.root_dir.mkdir(parents=True, exist_ok=True)
+        env = isolated_jupyter_env(self.state_dir, self.extra_env)
+        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+                   "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+                   "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+                   f"--ServerApp.root_dir={self.root_dir}",
+                   "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.root_dir, env=env,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with status {self.process.returncode}:"
+                                   f"\n{self.log_tail()}")
+            with contextlib.suppress(OSError):
+                if self.api("/api/status") == 200:
+                    return self
+            if time.monotonic() > deadline:
+                self.__exit__()
+                raise RuntimeError(f"jupyter lab did not answer within {TIMEOUT_S:.0f} s:\n"
+                                   f"{self.log_tail()}")
+            time.sleep(0.2)
+
+    def __exit__(self, *exc):
+        if self.process is None or self.process.poll() is not None:
+            return
+        with contextlib.suppress(OSError):
+            self.api("/api/shutdown", method="POST")
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._kill_group(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._kill_group(signal.SIGKILL)
+                self.process.wait()
+
+    def _kill_group(self, sig):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, sig)  # the group this server leads, nothing else
+
+
+# ---------------------------------------------------------------- notebooks
+
+def write_notebook(path, cells):
+    """Write a notebook of code cells with kernelspec metadata (so no kernel picker appears)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in cells],
+        metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
+    nbformat.write(nb, str(path))
+    return path
+
+
+#: JavaScript: the notebook panel open on ``path``.
+_FIND_PANEL = """
+const findPanel = (path) => {
+  for (const w of window.jupyterapp.shell.widgets('main')) {
+    if (w.context && w.context.path === path) return w;
+  }
+  throw new Error('no notebook panel open on ' + path);
+};
+"""
+
+_KERNEL_EXECUTE = _FIND_PANEL + """
+async ([path, code]) => {
+  const kernel = findPanel(path).sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false});
+  let out = '';
+  let error = null;
+  future.onIOPub = (msg) => {
+    const type = msg.header.msg_type;
+    if (type === 'stream') out += msg.content.text;
+    else if (type === 'error') {
+      error = msg.content.ename + ': ' + msg.content.evalue + '\\n' +
+              msg.content.traceback.join('\\n');
+    }
+  };
+  await future.done;
+  return {out, error};
+}
+"""
+
+
+class JupyterLab:
+    """The shared JupyterLab page; opens one notebook per scenario."""
+
+    def __init__(self, context, server):
+        self.context = context
+        self.server = server
+        self.page = None
+        self.console = []
+        self._count = 0
+
+    def _ensure_page(self):
+        if self.page is not None and not self.page.is_closed():
+            return self.page
+        page = self.context.new_page()
+        page.on("console", lambda msg: self.console.append(f"[{msg.type}] {msg.text}"))
+        page.on("pageerror", lambda err: self.console.append(f"[pageerror] {err}"))
+        page.goto(f"{self.server.url}/lab?reset&token={self.server.token}")
+        page.wait_for_function("() => window.jupyterapp !== undefined")
+        page.evaluate("async () => { await window.jupyterapp.restored; }")
+        self.page = page
+        return page
+
+    def write(self, stem, cells):
+        """Write ``cells`` to a fresh notebook in the server's root; return its name."""
+        self._count += 1
+        name = f"{self._count:02d}-{stem}.ipynb"
+        write_notebook(self.server.root_dir / name, cells)
+        return name
+
+    @contextlib.contextmanager
+    def notebook(self, stem, cells, *, run=True):
+        """Open a new notebook of ``cells`` (run all of them unless ``run=False``).
+
+        Yields a :class:`Notebook`; on exit its kernel is shut down and the
+        panel closed.
+        """
+        page = self._ensure_page()
+        name = self.write(stem, cells)
+        self.console.clear()
+        page.evaluate("async (path) => { await window.jupyterapp.commands.execute("
+                      "'docmanager:open', {path, factory: 'Notebook'}); }", name)
+        notebook = Notebook(self, name)
+        try:
+            notebook.wait_kernel_idle()
+            if run:
+                notebook.run_all()
+            yield notebook
+        finally:
+            notebook.close()
+
+
+class Notebook:
+    """One open notebook in the shared page, with waits that explain their failures."""
+
+    def __init__(self, lab, path):
+        self.lab = lab
+        self.page = lab.page
+        self.path = path
+        self.panel_id = self.page.evaluate(_FIND_PANEL + "(path) => findPanel(path).id", path)
+        self.scope = f'[id="{self.panel_id}"]'
+
+    # -- running -------------------------------------------------------------
+    def wait_kernel_idle(self, timeout=TIMEOUT_S):
+        script = _FIND_PANEL + """(path) => {
+          let panel;
+          try { panel = findPanel(path); } catch (e) { return false; }
+          const ctx = panel.sessionContext;
+          const kernel = ctx.session && ctx.session.kernel;
+          return panel.context.isReady && ctx.isReady && !!kernel &&
+                 kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+        }"""
+        self.wait_js(script, self.path, what="kernel started and idle", timeout=timeout)
+
+    def run_all(self):
+        """Start running every cell and return at once (awaiting it blocks until they end)."""
+        self.page.evaluate(_FIND_PANEL + """(path) => {
+          const app = window.jupyterapp;
+          app.shell.activateById(findPanel(path).id);
+          app.commands.execute('notebook:run-all-cells');
+        }""", self.path)
+
+    def py(self, code):
+        """Run ``code`` in the notebook's kernel (queued behind running cells); return stdout."""
+        result = self.page.evaluate(_KERNEL_EXECUTE, [self.path, code])
+        if result["error"]:
+            raise AssertionError(f"kernel raised while running\n{code}\n"
+                                 f"{_ANSI.sub('', result['error'])}")
+        return result["out"]
+
+    def py_value(self, expression):
+        """The value of a JSON-serializable Python ``expression`` in the kernel."""
+        out = self.py(f"import json as _json\nprint(_json.dumps({expression}))")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def wait_py(self, expression, *, what, timeout=TIMEOUT_S):
+        """Poll the kernel until ``expression`` is true (for state no DOM attribute shows)."""
+        deadline = time.monotonic() + timeout
+        while not self.py_value(f"bool({expression})"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} "
+                                     f"(Python: {expression})\n{self.diagnostics()}")
+            self.page.wait_for_timeout(50)
+
+    def cell_output(self, index):
+        """The text of cell ``index``'s output area (as the page shows it)."""
+        return self.page.evaluate("""([scope, index]) => {
+          const cell = document.querySelectorAll(scope + ' .jp-Notebook .jp-Cell')[index];
+          const out = cell && cell.querySelector('.jp-OutputArea');
+          return out ? out.innerText : null;
+        }""", [self.scope, index])
+
+    def close(self):
+        if self.page.is_closed():
+            return
+        with contextlib.suppress(Exception):
+            self.page.evaluate(_FIND_PANEL + """async (path) => {
+              const panel = findPanel(path);
+              await panel.sessionContext.shutdown();
+              panel.context.model.dirty = false;
+              panel.dispose();
+            }""", self.path)
+
+    # -- waiting -------------------------------------------------------------
+    def wait_js(self, script, arg=None, *, what, timeout=TIMEOUT_S):
+        """Wait until the JavaScript function ``script(arg)`` returns a truthy value."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            return self.page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
+                                               polling="raf").json_value()
+        except PlaywrightTimeout:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
+                                 f"{self.diagnostics()}") from None
+
+    def wait_attr(self, selector, name, predicate="(v) => v !== null", *, what=None,
+                  timeout=TIMEOUT_S):
+        """Wait until attribute ``name`` of ``selector`` (in this notebook) satisfies
+        the JavaScript ``predicate``; return the attribute's value."""
+        script = f"""([selector, name]) => {{
+          const el = document.querySelector(selector);
+          if (!el) return false;
+          const v = el.getAttribute(name);
+          return ({predicate})(v) ? {{value: v}} : false;
+        }}"""
+        what = what or f"{selector} [{name}] to satisfy {predicate}"
+        found = self.wait_js(script, [f"{self.scope} {selector}", name], what=what,
+                             timeout=timeout)
+        return found["value"]
+
+    def wait_selector(self, selector, *, what=None, timeout=TIMEOUT_S):
+        self.wait_js("(s) => !!document.querySelector(s)", f"{self.scope} {selector}",
+                     what=what or f"{selector} to appear", timeout=timeout)
+        return self.locator(selector)
+
+    def locator(self, selector):
+        return self.page.locator(f"{self.scope} {selector}").first
+
+    def attr(self, selector, name):
+        return self.locator(selector).get_attribute(name)
+
+    def diagnostics(self):
+        """What the page shows: widget root attributes, errors, cell errors, console."""
+        try:
+            state = self.page.evaluate("""(scope) => {
+              const root = document.querySelector(scope + ' .nbembed-explorer');
+              const attrs = root ? Object.fromEntries([...root.attributes]
+                  .filter(a => a.name.startsWith('data-')).map(a => [a.name, a.value])) : null;
+              const texts = (sel) => [...document.querySelectorAll(scope + ' ' + sel)]
+                  .map(e => e.innerText.trim()).filter(Boolean);
+              return {explorer_root: attrs, widget_errors: texts('.nbembed-error'),
+                      cell_errors: texts('.jp-OutputArea-output[data-mime-type=' +
+                                         '"application/vnd.jupyter.stderr"]'),
+                      outputs: texts('.jp-OutputArea-output').slice(0, 8)};
+            }""", self.scope)
+        except Exception as exc:  # the page itself may be gone
+            state = {"page": repr(exc)}
+        console = "\n".join(self.lab.console[-20:])
+        return (f"page state: {json.dumps(state, indent=1)[:4000]}\n"
+                f"browser console (last 20):\n{console}\n"
+                f"server log:\n{self.lab.server.log_tail(15)}")
+
+
+# ------------------------------------------------------ page without Jupyter
+
+WIDGET_HOST = "http://nbembed.test"
+FAKE_MODEL_PAGE = pathlib.Path(__file__).with_name("fake_model.html")
+
+
+class WidgetPage:
+    """A page rendering anywidget modules against a fake model."""
+
+    def __init__(self, context):
+        self.page = context.new_page()
+        self.modules = {}
+        self.errors = []
+        self.page.on("pageerror", lambda err: self.errors.append(str(err)))
+        self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(msg.text))
+        self.page.route(f"{WIDGET_HOST}/**", self._serve)
+
+    def _serve(self, route):
+        path = urllib.parse.urlparse(route.request.url).path
+        if path == "/":
+            route.fulfill(body=FAKE_MODEL_PAGE.read_text(), content_type="text/html")
+        elif path in self.modules:
+            route.fulfill(body=self.modules[path], content_type="text/javascript")
+        else:
+            route.fulfill(status=404, body="not found")
+
+    @staticmethod
+    def _split(state):
+        from ipywidgets.widgets.widget import _remove_buffers
+
+        state, paths, buffers = _remove_buffers(state)
+        return state, paths, [base64.b64encode(bytes(b)).decode() for b in buffers]
+
+    def mount(self, widget, *, pad=8):
+        """Load a fresh page and render ``widget``'s module with its current state."""
+        state = dict(widget.get_state())
+        path = f"/module-{len(self.modules)}.js"
+        self.modules[path] = state.pop("_esm")
+        css = state.pop("_css", None)
+        state, paths, buffers = self._split(state)
+        self.errors.clear()
+        self.page.goto(f"{WIDGET_HOST}/")
+        self.page.evaluate("(args) => window.harness.mount(args)",
+                           {"esmUrl": f"{WIDGET_HOST}{path}", "css": css, "state": state,
+                            "bufferPaths": paths, "buffers": buffers, "pad": pad})
+
+    def from_python(self, widget, names, *, pad=8):
+        """Send the current values of traits ``names`` of ``widget`` to the page."""
+        diff, paths, buffers = self._split(widget.get_state(names))
+        self.page.evaluate("(args) => window.harness.fromPython(args)",
+                           {"diff": diff, "bufferPaths": paths, "buffers": buffers, "pad": pad})
+
+    def to_python(self, widget):
+        """Apply to ``widget`` everything the page sent since the last call; return it."""
+        messages = self.page.evaluate("() => window.harness.takeWire()")
+        for message in messages:
+            widget.set_state({name: memoryview(base64.b64decode(value["__bytes__"]))
+                              if isinstance(value, dict) and "__bytes__" in value else value
+                              for name, value in message.items()})
+        return messages
+
+    def wait_attr(self, selector, name, predicate, what):
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            handle = self.page.wait_for_function(
+                """([selector, name, predicate]) => {
+                  const el = document.querySelector(selector);
+                  const v = el && el.getAttribute(name);
+                  return el && (0, eval)(predicate)(v) ? {value: v} : false;
+                }""", arg=[selector, name, predicate], polling="raf")
+        except PlaywrightTimeout:
+            raise AssertionError(f"timed out waiting for {what}; page errors: "
+                                 f"{self.errors}") from None
+        return handle.json_value()["value"]
+
+
+# ----------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def browser_context(tmp_path_factory):
+    """A headless Chromium context shared by every browser test of the session."""
+    reason = missing_browser_reason()
+    if reason:
+        pytest.skip(reason)
+    with chromium_context(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    reason = missing_browser_reason()
+    if reason:
+        pytest.skip(reason)
+    base = tmp_path_factory.mktemp("jupyterlab")
+    with LabServer(base / "notebooks", base / "state") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def lab(browser_context, lab_server):
+    """The shared JupyterLab page; ``lab.notebook(stem, cells)`` opens a scenario."""
+    return JupyterLab(browser_context, lab_server)
+
+
+# ------------------------------------------------------------------- input
+
+def draw_lasso(page, box, polygon, *, modifiers=(), steps=4):
+    """Drag the mouse along a closed ``polygon`` over the element ``box``.
+
+    ``polygon`` holds (x, y) fractions of the box (0 = left / top); each edge
+    is walked in ``steps`` pointer moves. Returns the polygon in page pixels.
+    """
+    points = [(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+              for fx, fy in polygon]
+    for key in modifiers:
+        page.keyboard.down(key)
+    page.mouse.move(*points[0])
+    page.mouse.down()
+    for x, y in points[1:] + points[:1]:
+        page.mouse.move(x, y, steps=steps)
+    page.mouse.up()
+    for key in reversed(modifiers):
+        page.keyboard.up(key)
+    return points

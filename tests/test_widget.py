@@ -1,0 +1,746 @@
+"""Python-side tests of the Explorer widget (no browser): traits, binary
+round-trips, the background worker, and messages from the browser.
+
+The widget needs its JavaScript bundle; the ``bundle`` fixture builds it once
+with npm when it is missing and skips the widget tests when npm is absent.
+"""
+
+import logging
+import math
+import pathlib
+import shutil
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("anywidget")
+
+import traitlets  # noqa: E402
+
+from nbembed import HSSNE, Annotations  # noqa: E402
+from nbembed.optim import LiveParameter  # noqa: E402
+from nbembed.optim.protocol import Run  # noqa: E402
+from nbembed.widget import explorer as explorer_module  # noqa: E402
+from nbembed.widget import messages, palette  # noqa: E402
+from nbembed.widget.annotating import ActionLog, selection_indices, unused_notice  # noqa: E402
+from nbembed.widget.explorer import BundleMissingError, Explorer  # noqa: E402
+from nbembed.widget.traits import FLOAT32, UINT16, UINT32, bytes_from_json, decode, \
+    encode  # noqa: E402
+from nbembed.widget.view import EXTENT, PlaneView, normalize  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    """Make sure the widget's JavaScript bundle exists (built once with npm)."""
+    if not explorer_module.BUNDLE.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("the widget bundle is not built and npm is not installed; build it with "
+                        f"`{explorer_module.BUILD_COMMAND}`")
+        js = ROOT / "js"
+        if not (js / "node_modules").is_dir():
+            subprocess.run([npm, "ci"], cwd=js, check=True, timeout=600)
+        subprocess.run([npm, "run", "build"], cwd=js, check=True, timeout=300)
+    return explorer_module.BUNDLE
+
+
+# --------------------------------------------------------------------------- fakes
+
+ALPHA = LiveParameter("alpha", 0.0, math.inf, (0.0, 3.0), 0.05, "Tail heaviness", label="α")
+LAMBDA = LiveParameter("lambda_", 0.0, 1.0, (0.0, 1.0), 0.05, "Mixing", label="λ",
+                       allows_auto=True)
+
+
+class FakeRun(Run):
+    """A run protocol implementation whose steps only sleep and drift."""
+
+    name = "fake"
+    live_parameters = {"alpha": ALPHA, "lambda_": LAMBDA}
+    annotation_kinds = ("labels", "must_link")
+
+    def __init__(self, n, *, n_iter=10**9, seconds_per_iteration=2e-4, fail_at=None,
+                 nan_from=None, d=2, seed=0, classes=0):
+        self.n_iter = n_iter
+        self.iteration = 0
+        self.history = []
+        self.alpha = 1.0
+        self.lambda_ = 0.5
+        self.seconds_per_iteration = seconds_per_iteration
+        self.fail_at = fail_at
+        self.nan_from = nan_from
+        self._Y = np.random.default_rng(seed).normal(size=(n, d))
+        self.received = []
+        self.param_calls = []
+        self.in_step = False
+        self.classes = classes
+
+    @property
+    def membership(self):
+        if not self.classes:
+            return None
+        M = np.zeros((len(self._Y), self.classes))
+        M[np.arange(len(self._Y)), np.arange(len(self._Y)) % self.classes] = 1.0
+        return M
+
+    @property
+    def anchors(self):
+        return self._Y[:self.classes] * 10 if self.classes else None
+
+    @property
+    def embedding(self):
+        if self.nan_from is not None and self.iteration >= self.nan_from:
+            return np.full_like(self._Y, np.nan)
+        return self._Y.copy()
+
+    def step(self, n=1, callbacks=None):
+        self.in_step = True
+        try:
+            time.sleep(n * self.seconds_per_iteration)
+            for _ in range(n):
+                self.iteration += 1
+                if self.fail_at is not None and self.iteration >= self.fail_at:
+                    raise FloatingPointError("the fake run diverged")
+            self._Y *= 1.0001
+            self.history.append({"iteration": self.iteration, "cost": 1.0 / self.iteration})
+        finally:
+            self.in_step = False
+        return self
+
+    def set_params(self, **params):
+        assert not self.in_step
+        for name, value in params.items():
+            if name not in self.live_parameters:
+                raise ValueError(f"{name!r} is not a live parameter")
+            setattr(self, name, self.live_parameters[name].validate(value))
+        self.param_calls.append(dict(params))
+        return self
+
+    def set_annotations(self, annotations=None, y=None):
+        assert not self.in_step
+        self.received.append(annotations.to_json())
+        return self
+
+
+class FakeMethod:
+    def __init__(self, **run_kwargs):
+        self.run_kwargs = run_kwargs
+        self.prepared = []
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        self.prepared.append(annotations.to_json())
+        run = FakeRun(len(X), **self.run_kwargs)
+        self.run_kwargs.pop("fail_at", None)  # a restart gets a healthy run
+        return run
+
+
+class FakeComm:
+    """Records what the widget sends, as a kernel comm would carry it."""
+
+    kernel = object()
+    comm_id = "fake-comm"
+
+    def __init__(self):
+        self.sent = []
+
+    def on_msg(self, callback):
+        pass
+
+    def send(self, data=None, buffers=None):
+        self.sent.append((data, buffers))
+
+    def close(self, *args, **kwargs):
+        pass
+
+
+def wait_for(condition, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def make_explorer(bundle):
+    made = []
+
+    def make(X=None, method=None, **kwargs):
+        X = np.zeros((40, 3)) if X is None else X
+        ex = Explorer(X, method=FakeMethod() if method is None else method, **kwargs)
+        made.append(ex)
+        return ex
+
+    yield make
+    for ex in made:
+        ex.stop(timeout=10)
+
+
+def update_msg(state, buffers=()):
+    """A comm message carrying a state update from the browser."""
+    state = dict(state)
+    paths, bufs = [], []
+    for key, value in list(state.items()):
+        if isinstance(value, (bytes, memoryview)):
+            paths.append([key])
+            bufs.append(memoryview(value))
+            state[key] = None
+    return {"content": {"data": {"method": "update", "state": state, "buffer_paths": paths}},
+            "buffers": bufs}
+
+
+def custom_msg(content, buffers=()):
+    return {"content": {"data": {"method": "custom", "content": content}},
+            "buffers": [memoryview(b) for b in buffers]}
+
+
+# --------------------------------------------------------------------------- codecs
+
+
+def test_binary_round_trips():
+    Y = np.array([[1.5, -2.0], [3e7, 0.25]])
+    assert np.array_equal(decode(encode(Y, FLOAT32), FLOAT32).reshape(2, 2), Y.astype(np.float32))
+    codes = np.array([0, 65535, 7])
+    assert decode(memoryview(encode(codes, UINT16)), UINT16).tolist() == [0, 65535, 7]
+    idx = np.array([4_000_000_000, 0])
+    assert decode(bytearray(encode(idx, UINT32)), UINT32).tolist() == idx.tolist()
+    assert bytes_from_json(memoryview(b"abc")) == b"abc"
+    assert bytes_from_json(None) == b""
+    with pytest.raises(ValueError, match="not a multiple of 4"):
+        decode(b"1234567", UINT32)
+    with pytest.raises(TypeError, match="binary data"):
+        bytes_from_json([1, 2, 3])
+
+
+def test_set_state_accepts_memoryviews_and_keeps_the_rest_of_the_update(make_explorer):
+    ex = make_explorer()
+    sel = memoryview(encode([5, 1, 5, 3], UINT32))
+    ex.set_state({"_selection": sel, "view": "pca"})
+    assert ex.selection.tolist() == [1, 3, 5]
+    assert ex.view == "pca"
+    # one bad value is ignored with a warning; the other values of the update stay
+    ex.set_state({"_selection": memoryview(b"\x01\x02\x03"), "view": "class-plane"})
+    assert ex.selection.tolist() == [1, 3, 5]
+    assert ex.view == "class-plane"
+    assert "_selection" in ex.notice
+    ex.set_state({"_selection": memoryview(encode([40], UINT32))})  # out of range
+    assert ex.selection.tolist() == [1, 3, 5]
+    assert "outside [0, 40)" in ex.notice
+    ex.set_state({"iteration": 999})  # read-only from the browser
+    assert ex.iteration != 999 and "read-only" in ex.notice
+
+
+# --------------------------------------------------------------------------- traits
+
+
+def test_trait_validation(make_explorer):
+    ex = make_explorer()
+    wait_for(lambda: ex.param_specs)
+    with pytest.raises(traitlets.TraitError, match="color_by"):
+        ex.color_by = "predicted"  # the fake run has no membership
+    with pytest.raises(traitlets.TraitError, match="view"):
+        ex.view = "tsne"
+    for bad in (0, 61, -1):
+        with pytest.raises(traitlets.TraitError, match="frame_rate"):
+            ex.frame_rate = bad
+    with pytest.raises(traitlets.TraitError, match="not a live parameter"):
+        ex.params = {"beta": 1.0}
+    with pytest.raises(traitlets.TraitError, match="alpha must be in"):
+        ex.params = {"alpha": -1.0}
+    with pytest.raises(traitlets.TraitError, match="alpha must be finite"):
+        ex.params = {"alpha": math.inf}  # JSON could not carry it to the browser
+    with pytest.raises(traitlets.TraitError, match="alpha must be a real number"):
+        ex.params = {"alpha": None}  # alpha has no automatic value
+    ex.params = {"lambda_": None}  # allows auto
+    assert ex.params == {"alpha": 1.0, "lambda_": None}
+    ex.params = {"alpha": 2.0}  # a partial dict keeps the other values
+    assert ex.params == {"alpha": 2.0, "lambda_": None}
+    specs = {s["name"]: s for s in ex.param_specs}
+    assert specs["alpha"] == {"name": "alpha", "label": "α", "low": 0.0, "high": None,
+                              "min": 0.0, "max": 3.0, "step": 0.05,
+                              "description": "Tail heaviness", "allows_auto": False}
+    assert specs["lambda_"]["allows_auto"] is True
+    wait_for(lambda: ex.run.alpha == 2.0 and ex.run.lambda_ is None)
+
+
+def test_constructor_checks(bundle):
+    X = np.zeros((10, 2))
+    with pytest.raises(ValueError, match="labels must be 1-D"):
+        Explorer(X, method=FakeMethod(), labels=[0, 1])
+    with pytest.raises(ValueError, match="annotations are for 5 points"):
+        Explorer(X, method=FakeMethod(), annotations=Annotations(5))
+    with pytest.raises(ValueError, match="class_names"):
+        Explorer(X, method=FakeMethod(), annotations=Annotations(10, class_names=["a"]),
+                 class_names=["b"])
+    with pytest.raises(TypeError, match="prepare"):
+        Explorer(X, method=object())
+    with pytest.raises(ValueError, match="method must be one of"):
+        Explorer(X, method="tsne")
+    with pytest.raises(ValueError, match="images must have shape"):
+        Explorer(X, method=FakeMethod(), images=np.zeros((9, 8, 8)))
+    with pytest.raises(ValueError, match="hover_text"):
+        Explorer(X, method=FakeMethod(), hover_text=["a"])
+    with pytest.raises(ValueError, match="colors"):
+        Explorer(X, method=FakeMethod(), colors=np.zeros(3))
+    with pytest.raises(ValueError, match="view must be one of"):
+        Explorer(X, method=FakeMethod(), view="umap")
+
+
+def test_missing_bundle_says_how_to_build(monkeypatch, bundle):
+    monkeypatch.setattr(explorer_module, "BUNDLE", pathlib.Path("/nonexistent/explorer.js"))
+    with pytest.raises(BundleMissingError, match=r"npm --prefix js ci && npm --prefix js run"):
+        Explorer(np.zeros((5, 2)), method="precomputed")
+
+
+def test_labels_images_and_user_colors(make_explorer):
+    y = np.array([0, 1, -1, 2] * 10)
+    images = np.arange(40 * 4 * 3, dtype=float).reshape(40, 4, 3)
+    ex = make_explorer(labels=y, class_names=["a", "b", "c"], images=images,
+                       colors=np.linspace(0, 1, 40), hover_text=[f"p{i}" for i in range(40)])
+    assert ex.annotations.to_labels().tolist() == y.tolist()
+    assert ex.image_shape == [4, 3]
+    pixels = decode(ex._images, np.uint8)
+    assert pixels.size == images.size and pixels.min() == 0 and pixels.max() == 255
+    assert ex.color_by == "user"  # the default when colors are given
+    ex.wait(iteration=1)
+    wait_for(lambda: len(ex._codes) == 80)
+    codes = decode(ex._codes, UINT16)
+    assert codes[0] == 0 and codes[-1] == palette.RAMP_STEPS - 1 and np.all(np.diff(codes) >= 0)
+    ex.color_by = "label"
+    assert [e["name"] for e in ex.legend] == ["a", "b", "c", "unlabelled"]
+    assert [e["count"] for e in ex.legend] == [10, 10, 10, 10]
+    assert decode(ex._codes, UINT16).tolist() == np.where(y >= 0, y, 3).tolist()
+
+
+def test_predicted_classes_and_anchors(make_explorer):
+    ex = make_explorer(X=np.zeros((30, 2)), method=FakeMethod(classes=3))
+    ex.pause()
+    ex.wait()
+    assert ex.color_options == ["label", "predicted"]
+    ex.color_by = "predicted"
+    codes = decode(ex._codes, UINT16).tolist()
+    assert codes == [i % 3 for i in range(30)] + [0, 1, 2]  # anchors take their class colour
+    assert [e["count"] for e in ex.legend] == [10, 10, 10]
+    anchors = decode(ex._anchors, FLOAT32).reshape(-1, 2)
+    points = decode(ex._positions, FLOAT32).reshape(-1, 2)
+    assert anchors.shape == (3, 2)
+    # points and anchors share one transform p' = s p + t into the plot
+    Y = ex.embedding
+    s, t0 = np.polyfit(Y[:, 0], points[:, 0], 1)
+    t1 = np.mean(points[:, 1] - s * Y[:, 1])
+    assert np.allclose(anchors, s * (10 * Y[:3]) + [t0, t1], atol=1e-4)
+    assert np.isclose(np.abs(np.vstack([points, anchors])).max(), EXTENT, atol=1e-6)
+
+
+def test_positions_are_normalized_float32_of_the_view(make_explorer):
+    ex = make_explorer(X=np.zeros((30, 2)), method=FakeMethod(d=3), view="pca")
+    ex.pause()
+    ex.wait()
+    P = decode(ex._positions, FLOAT32).reshape(-1, 2)
+    assert P.shape == (30, 2) and ex.n_components == 3
+    assert np.all(np.abs(P) <= EXTENT + 1e-6)
+    Y = ex.embedding
+    expected, _ = normalize(*PlaneView("pca")(Y))
+    assert np.allclose(np.abs(P), np.abs(expected), atol=1e-5)
+
+
+def test_a_frame_is_one_message_with_all_its_traits(make_explorer):
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    comm = FakeComm()
+    ex.comm = comm
+    ex._snapshot.embedding = ex._snapshot.embedding + np.random.default_rng(99).normal(
+        size=ex._snapshot.embedding.shape)
+    ex._snapshot.iteration += 1
+    ex._publish()
+    updates = [data for data, _ in comm.sent if data["method"] == "update"]
+    assert len(updates) == 1
+    assert {"_positions", "iteration"} <= set(updates[0]["state"]) | \
+        {p[0] for p in updates[0]["buffer_paths"]}
+
+
+# --------------------------------------------------------------------------- worker
+
+
+def test_worker_throttles_frames_and_adapts_its_step(make_explorer):
+    ex = make_explorer(method=FakeMethod(seconds_per_iteration=1e-3), frame_rate=10)
+    ex.wait(iteration=5)
+    start, frames = time.monotonic(), ex.frames_sent
+    time.sleep(1.0)
+    elapsed, sent = time.monotonic() - start, ex.frames_sent - frames
+    assert 2 <= sent <= 10 * elapsed + 2
+    assert ex._worker.k > 5  # about 30 ms per call at 1 ms per iteration
+    assert ex.status == "running"
+
+
+def test_pause_resume_stop(make_explorer):
+    ex = make_explorer()
+    ex.wait(iteration=10)
+    ex.pause()
+    wait_for(lambda: ex.status == "paused")
+    frozen = ex.run.iteration
+    time.sleep(0.2)
+    assert ex.run.iteration == frozen
+    ex.resume()
+    wait_for(lambda: ex.run.iteration > frozen)
+    assert ex.stop(timeout=10)
+    assert not ex._worker.alive
+    stopped = ex.run.iteration
+    time.sleep(0.2)
+    assert ex.run.iteration == stopped
+    ex.resume()  # starts the thread again with the same run
+    wait_for(lambda: ex.run.iteration > stopped)
+    first = ex.run
+    ex.restart()
+    wait_for(lambda: ex.run is not None and ex.run is not first and ex.run.iteration > 0)
+
+
+def test_finished_run_idles_and_a_slider_resumes_it(make_explorer):
+    ex = make_explorer(method=FakeMethod(n_iter=40), extra_iterations=25)
+    wait_for(lambda: ex.status == "done" and ex.iteration == 40)
+    assert ex.run.iteration == 40
+    time.sleep(0.1)
+    assert ex.run.iteration == 40  # idle
+    ex.params = {"alpha": 0.5}
+    wait_for(lambda: ex.run.iteration == 65 and ex.status == "done")
+    assert ex.run.alpha == 0.5
+    ex.resume()
+    wait_for(lambda: ex.run.iteration == 90 and ex.status == "done")
+
+
+def test_non_finite_snapshots_are_never_painted(make_explorer):
+    ex = make_explorer(method=FakeMethod(nan_from=30))
+    wait_for(lambda: ex.skipped_frames > 3)
+    P = decode(ex._positions, FLOAT32)
+    assert P.size and np.all(np.isfinite(P))
+    assert np.all(np.isfinite(ex.embedding))
+    assert ex.iteration < 30
+
+
+def test_worker_errors_show_and_restart_recovers(make_explorer):
+    ex = make_explorer(method=FakeMethod(fail_at=20))
+    wait_for(lambda: ex.status == "error")
+    assert ex.error == "FloatingPointError: the fake run diverged"
+    ex.restart()
+    wait_for(lambda: ex.status == "running" and ex.run is not None and ex.run.iteration > 25)
+    assert ex.error == ""
+
+
+def test_a_failing_prepare_shows_in_the_widget(make_explorer):
+    class Broken:
+        def prepare(self, X, y=None, annotations=None, init=None):
+            raise ValueError("alpha must be in [0, inf), got -1.0.")
+
+    ex = make_explorer(method=Broken())
+    wait_for(lambda: ex.status == "error")
+    assert ex.error == "ValueError: alpha must be in [0, inf), got -1.0."
+    assert ex.run is None and ex.embedding is None
+    with pytest.raises(RuntimeError, match="alpha must be in"):
+        ex.wait(timeout=5)
+
+
+def test_annotations_reach_the_run_between_steps(make_explorer):
+    ex = make_explorer(labels=np.r_[np.zeros(5, int), -np.ones(35, int)])
+    ex.wait(iteration=3)
+    ex.apply("must_link", indices=[1, 2, 3])
+    ex.selection = [10, 11]
+    ex.apply("soft_label", new_class="new", confidence=0.5)
+    wait_for(lambda: ex.run.received and ex.run.received[-1] == ex.annotations.to_json())
+    assert ex.annotations.class_names == ["class 0", "new"]
+    assert ex.annotation_count == 2
+    assert ex.undo().startswith("set_labels")  # the new class goes with its labels
+    assert ex.annotations.class_names == ["class 0"] and ex.annotation_count == 1
+    wait_for(lambda: ex.run.received[-1] == ex.annotations.to_json())
+    ex.apply("cannot_link", indices=[20, 21])
+    assert ex.pending_a == 2 and "selection A" in ex.notice
+    ex.apply("cannot_link", indices=[22])
+    assert ex.pending_a == 0
+    assert "does not use cannot-links" in ex.notice
+    assert len(ex.annotations.cannot_link_pairs()) == 2
+    with pytest.raises(ValueError, match="no class 7"):
+        ex.apply("soft_label", indices=[1], label=7)
+
+
+def test_restore_annotations_from_json(make_explorer):
+    saved = Annotations(40, class_names=["x", "y"])
+    saved.set_labels([0, 1], 1, confidence=0.75)
+    saved.add_must_link([5, 6, 7])
+    restored = Annotations.from_json(saved.to_json())
+    method = FakeMethod()
+    ex = make_explorer(method=method, annotations=restored)
+    assert ex.annotations is restored
+    wait_for(lambda: method.prepared)
+    assert method.prepared[0] == saved.to_json()
+
+
+# --------------------------------------------------------------------------- the message storm
+
+
+def test_message_storm_loses_no_annotation(make_explorer, caplog):
+    n = 60
+    rng = np.random.default_rng(7)
+    ex = make_explorer(X=np.zeros((n, 2)), labels=np.r_[[0, 1], -np.ones(n - 2, int)])
+    ex.wait(iteration=2)
+    truth = [ex.annotations.to_json()]
+    selection = np.empty(0, dtype=np.int64)
+    pending = None
+    names = 0
+    accepted = []
+
+    def act(operation):
+        ann = Annotations.from_json(truth[-1])
+        try:
+            operation(ann)
+        except (ValueError, TypeError):
+            return False
+        truth.append(ann.to_json())
+        accepted.append(1)
+        return True
+
+    def pick(options):
+        return options[rng.integers(len(options))]
+
+    def label_existing(k):
+        def operation(a):
+            if not k < a.n_classes:
+                raise ValueError(f"no class {k}")
+            a.set_labels(use, k, conf)
+        return operation
+
+    def random_indices():
+        k = rng.integers(0, 6)
+        return rng.integers(0, n, k)
+
+    caplog.set_level(logging.WARNING)
+    for step in range(1000):
+        kind = pick(["params", "select", "apply", "apply", "undo", "junk", "control"])
+        if kind == "params":
+            value = pick([float(rng.uniform(0, 3)), -1.0, "x", None])
+            name = pick(["alpha", "lambda_", "beta"])
+            ex._handle_msg(update_msg({"params": {**ex.params, name: value}}))
+        elif kind == "select":
+            if rng.random() < 0.2:
+                raw = bytes(rng.integers(0, 255, pick([3, 5, 7])).astype(np.uint8))
+            else:
+                raw = encode(rng.integers(0, n + 3, rng.integers(0, 8)), UINT32)
+            ex._handle_msg(update_msg({"_selection": raw}))
+            idx = np.frombuffer(raw, dtype=UINT32) if len(raw) % 4 == 0 else None
+            if idx is not None and (not idx.size or idx.max() < n):
+                selection = np.unique(idx.astype(np.int64))
+        elif kind == "apply":
+            mode = pick(["soft_label", "must_link", "cannot_link", "bogus"])
+            content = {"type": "apply", "mode": mode}
+            buffers = []
+            use = selection
+            if rng.random() < 0.5:
+                if rng.random() < 0.15:
+                    buffers = [b"\x00\x01\x02"]
+                    use = None
+                else:
+                    idx = random_indices()
+                    buffers = [encode(idx, UINT32)]
+                    use = idx
+            conf = pick([float(rng.uniform(0.01, 1.0)), 1.0, 0.0, 1.5])
+            label = pick([0, 1, 2, 5, "__new__", True, "abc"])
+            content["confidence"] = conf
+            content["label"] = label
+            if label == "__new__":
+                names += 1
+                content["new_class"] = pick([f"c{names}", "class 0", ""])
+            ex._handle_msg(custom_msg(content, buffers))
+            if mode == "bogus" or use is None:
+                continue
+            if mode == "soft_label":
+                if not 0 < conf <= 1 or label is True or label == "abc":
+                    continue
+                if label == "__new__":
+                    if not content["new_class"]:
+                        continue
+                    act(lambda a: a.set_labels(use, a.add_class(content["new_class"]), conf))
+                else:
+                    act(label_existing(label))
+            elif mode == "must_link":
+                act(lambda a: a.add_must_link(use))
+            elif pending is None:
+                if len(use):
+                    pending = np.unique(use)
+            elif act(lambda a: a.add_cannot_link(pending, use)):
+                pending = None
+        elif kind == "undo":
+            ex._handle_msg(custom_msg({"type": "undo"}))
+            if len(truth) > 1:
+                truth.pop()
+        elif kind == "control":
+            action = pick(["pause", "resume", "cancel_pending"])
+            ex._handle_msg(custom_msg({"type": action}))
+            if action == "cancel_pending":
+                pending = None
+        else:
+            junk = rng.integers(4)
+            if junk == 0:
+                ex._handle_msg(custom_msg(["not", "an", "object"]))
+            elif junk == 1:
+                ex._handle_msg(custom_msg({"type": "explode"}))
+            elif junk == 2:
+                ex._handle_msg(update_msg({"color_by": "nothing"}))
+            else:
+                ex._handle_msg(update_msg({"cost": "high"}))
+        assert ex.annotations.to_json() == truth[-1], f"message {step} ({kind})"
+        assert ex.selection.tolist() == selection.tolist()
+        assert ex.pending_a == (0 if pending is None else len(pending))
+
+    assert len(accepted) > 50  # the storm did change the annotations, often
+    assert ex._worker.alive and ex.status in ("running", "paused")
+    assert not [r for r in caplog.records if "Exception" in r.getMessage()]
+    ex.resume()
+    wait_for(lambda: ex.run.received and ex.run.received[-1] == truth[-1])
+    assert ex.annotation_count == len(truth) - 1
+
+
+def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=80, early_exaggeration_iter=20,
+                                  random_state=0), extra_iterations=30)
+    try:
+        ex.wait(iteration=5, timeout=120)
+        ex._handle_msg(update_msg({"params": {"alpha": 0.5, "rho": 0.8}}))
+        ex._handle_msg(update_msg({"_selection": encode(np.flatnonzero(y == 0)[:20], UINT32)}))
+        ex._handle_msg(custom_msg({"type": "apply", "mode": "must_link"}))
+        wait_for(lambda: ex.run.alpha == 0.5 and ex.run.rho == 0.8, timeout=60)
+        assert len(ex.annotations.must_link_groups()) == 1
+        ex.wait(timeout=120)
+        assert ex.status == "done" and ex.error == ""
+        Y = ex.embedding
+        assert Y.shape == (150, 2) and np.all(np.isfinite(Y))
+        assert ex.iteration >= 80
+    finally:
+        assert ex.stop(timeout=60)
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def test_messages_parse():
+    assert messages.parse({"type": "undo"}) == ("undo", {})
+    method, kwargs = messages.parse(
+        {"type": "apply", "mode": "soft_label", "label": 2, "confidence": 0.5},
+        [memoryview(encode([3, 1], UINT32))])
+    assert method == "apply" and kwargs["label"] == 2 and kwargs["confidence"] == 0.5
+    assert kwargs["indices"].tolist() == [3, 1]
+    _, kwargs = messages.parse({"type": "apply", "mode": "soft_label", "label": "__new__",
+                                "new_class": " x ", "confidence": 1})
+    assert kwargs["new_class"] == "x" and "indices" not in kwargs
+    for bad in ([], {"type": 1}, {"type": "apply", "mode": "x"},
+                {"type": "apply", "mode": "soft_label", "label": True, "confidence": 1},
+                {"type": "apply", "mode": "soft_label", "label": 0, "confidence": 0},
+                {"type": "apply", "mode": "soft_label", "label": 0, "confidence": float("nan")},
+                {"type": "apply", "mode": "soft_label", "label": "__new__", "confidence": 1}):
+        with pytest.raises(messages.MessageError):
+            messages.parse(bad)
+    with pytest.raises(messages.MessageError, match="multiple of 4"):
+        messages.parse({"type": "apply", "mode": "must_link"}, [b"12345"])
+
+
+def test_action_log_groups_and_rolls_back():
+    ann = Annotations(10)
+    log = ActionLog(ann)
+
+    def new_class_and_labels():
+        ann.set_labels([1, 2], ann.add_class("a"))
+
+    log.record(new_class_and_labels)
+    ann.add_must_link([3, 4])  # made directly: one action
+    assert len(log) == 2
+    with pytest.raises(ValueError):
+        log.record(lambda: ann.set_labels([], ann.add_class("b")))
+    assert ann.class_names == ["a"] and len(log) == 2
+    log.undo()
+    log.undo()
+    assert ann.is_empty and ann.class_names == [] and log.undo() is None
+    assert selection_indices(np.array([True, False] * 5), 10).tolist() == [0, 2, 4, 6, 8]
+    assert unused_notice("cannot_link", ("labels",), "M").startswith("M does not use")
+    assert unused_notice("soft_label", ("labels",), "M", confidence=1.0) == ""
+
+
+def test_plane_view_is_stable_and_sensible():
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(200, 4)) * [5, 2, 0.5, 0.1]
+    view = PlaneView("pca")
+    first, _ = view(Y)
+    assert np.allclose(np.abs(first[:, 0]), np.abs(Y[:, 0] - Y[:, 0].mean()), atol=0.8)
+    # a slightly changed embedding must not flip or swap the axes
+    for _ in range(10):
+        Y = Y + rng.normal(scale=0.01, size=Y.shape)
+        again, _ = view(Y)
+        assert np.corrcoef(first[:, 0], again[:, 0])[0, 1] > 0.99
+        assert np.corrcoef(first[:, 1], again[:, 1])[0, 1] > 0.99
+    # the class plane separates the classes
+    labels = np.repeat([0, 1, 2], 50)
+    Z = rng.normal(size=(150, 5))
+    Z[labels == 1, 3] += 20
+    Z[labels == 2, 4] += 20
+    P, _ = PlaneView("class-plane")(Z, labels)
+    means = np.array([P[labels == c].mean(axis=0) for c in range(3)])
+    assert np.min(np.linalg.norm(means[:, None] - means[None], axis=2) + np.eye(3) * 99) > 10
+    few = PlaneView("class-plane")
+    few(Z, np.zeros(150, int))
+    assert "needs at least two" in few.note
+    flat, anchors = PlaneView("first-two")(Y[:, :1], anchors=np.ones((2, 1)))
+    assert flat.shape == (200, 2) and anchors.shape == (2, 2)
+    P, A = normalize(np.array([[0.0, 0], [4, 2]]), np.array([[2.0, 10]]))
+    assert np.isclose(np.abs(np.vstack([P, A])).max(), EXTENT) and P.dtype == np.float32
+
+
+def test_palette_codes():
+    c = palette.by_class(np.array([0, -1, 1, 1]), ["a", "b"])
+    assert c.codes.tolist() == [0, 2, 1, 1] and len(c.palette) == 3
+    assert [e["count"] for e in c.legend] == [1, 2, 1]
+    c = palette.with_anchors(c, 3, 2)
+    assert c.codes.tolist()[-3:] == [0, 1, 3] and c.palette[-1] == palette.ANCHOR_COLOR
+    v = palette.by_values(np.array(["x", "y", "x"]))
+    assert v.codes.tolist() == [0, 1, 0] and [e["name"] for e in v.legend] == ["x", "y"]
+    assert len(palette.categorical_colors(30)) == len(set(palette.categorical_colors(30))) == 30
+
+
+def test_threads_do_not_deadlock_under_concurrent_changes(make_explorer):
+    ex = make_explorer()
+    ex.wait(iteration=2)
+    errors = []
+
+    def hammer():
+        try:
+            for i in range(200):
+                ex.params = {"alpha": 0.5 + (i % 10) / 10}
+                ex.view = "pca" if i % 2 else "first-two"
+        except Exception as err:  # pragma: no cover - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=hammer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    wait_for(lambda: ex.run.alpha == ex.params["alpha"])
+
+
+def test_step_sizer_amortizes_a_fixed_cost_per_call():
+    from nbembed.widget.worker import MAX_STEP_SECONDS, StepSizer
+
+    for per_call, per_iteration, expected in ((0.072, 0.0036, 40), (0.006, 0.0003, 80),
+                                              (0.0, 0.001, 30)):
+        sizer = StepSizer(step_seconds=0.03)
+        sizer.update(1, 20.0)  # the first call compiles: ignored
+        for _ in range(30):
+            k = sizer.k
+            sizer.update(k, per_call + per_iteration * k)
+        assert abs(sizer.k - expected) <= 0.1 * expected, (per_call, sizer.k)
+        assert per_call + per_iteration * sizer.k <= MAX_STEP_SECONDS + 1e-9

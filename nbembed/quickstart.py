@@ -2,7 +2,8 @@
 
 Run ``python -m nbembed.quickstart [--alpha 1.0] [--out DIR]``. It prints the
 quality measures and writes ``digits_embedding.csv`` and, when bokeh is
-installed, ``digits_embedding.html`` (open it in a browser).
+installed, ``digits_embedding.html`` (open it in a browser; hover a point to
+see its digit). ``nbembed embed`` does the same for your own data files.
 """
 
 import argparse
@@ -13,6 +14,7 @@ import time
 import numpy as np
 
 from . import HSSNE, ProgressBar
+from .cli import Labels, write_embedding, write_html
 from .datasets import load_digits
 from .metrics import homogeneity, trustworthiness
 
@@ -38,36 +40,13 @@ def main(argv=None):
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    csv = out / "digits_embedding.csv"
-    np.savetxt(csv, np.column_stack([Y, y]), delimiter=",", header="y1,y2,label",
-               comments="", fmt=["%.6f", "%.6f", "%d"])
-    print(f"wrote {csv}")
-    html = _write_html(Y, y, out / "digits_embedding.html", args.alpha)
+    labels = Labels(y)
+    print(f"wrote {write_embedding(out / 'digits_embedding.csv', Y, labels)}")
+    html = write_html(out / "digits_embedding.html", Y, labels, images=X.reshape(-1, 8, 8),
+                      title=f"HSSNE (alpha = {args.alpha:g}) of scikit-learn digits")
     if html:
         print(f"wrote {html}")
     return 0
-
-
-def _write_html(Y, y, path, alpha):
-    try:
-        from bokeh.io import output_file, save
-        from bokeh.models import ColumnDataSource
-        from bokeh.palettes import Category10
-        from bokeh.plotting import figure
-    except ImportError:
-        print("bokeh is not installed (pip install 'nbembed[plot]'): no HTML written")
-        return None
-    colors = [Category10[10][label % 10] for label in y]
-    source = ColumnDataSource(dict(x=Y[:, 0], y=Y[:, 1], label=[str(v) for v in y],
-                                   color=colors))
-    fig = figure(title=f"HSSNE (alpha = {alpha:g}) of scikit-learn digits",
-                 tools="pan,wheel_zoom,box_zoom,lasso_select,reset,save,hover",
-                 tooltips=[("digit", "@label")], width=700, height=650)
-    fig.scatter("x", "y", color="color", legend_field="label", source=source, size=4,
-                alpha=0.8)
-    output_file(path, title="nbembed quickstart")
-    save(fig)
-    return path
 
 
 if __name__ == "__main__":

@@ -1,0 +1,286 @@
+"""Sphinx configuration of the nbembed documentation.
+
+Build (warnings are errors)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+Before reading the sources this file generates three things, each ignored by
+git and rewritten only when its content changes:
+
+- ``notebooks/``: copies of ``../notebooks/*.ipynb``, rendered without being
+  executed (the test suite executes them);
+- ``api/``: one reference page per public module of nbembed (no leading
+  underscore in its dotted name, importable), each public object documented
+  once, under the shortest name it is exported as;
+- the user guide's table of contents: every top-level page not placed by hand
+  in ``index.md`` (so a new method's page appears without editing anything).
+"""
+
+import importlib
+import inspect
+import pathlib
+import pkgutil
+import re
+import sys
+
+DOCS = pathlib.Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # document this checkout, installed or not
+
+import nbembed  # noqa: E402
+
+project = "nbembed"
+author = "the nbembed developers"
+copyright = "the nbembed developers"
+release = nbembed.__version__
+version = release
+
+extensions = [
+    "myst_nb",
+    "numpydoc",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+]
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+html_theme = "pydata_sphinx_theme"
+html_title = "nbembed"
+html_theme_options = {"navigation_with_keys": False, "header_links_before_dropdown": 4,
+                      "show_toc_level": 2}
+
+# Markdown pages (MyST) and notebooks (myst-nb). Notebooks are shown as stored,
+# without outputs: tests/test_notebooks.py executes every one of them.
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+nb_execution_mode = "off"
+
+# API reference: numpydoc renders the docstrings; the generated module pages
+# list members explicitly, so numpydoc adds no member tables of its own.
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
+autosummary_generate = False
+numpydoc_show_class_members = False
+numpydoc_xref_param_type = False
+add_module_names = False
+
+# Every cross-reference must resolve ...
+nitpicky = True
+nitpick_ignore_regex = [
+    # ... except to other projects: the build stays offline, without intersphinx
+    # inventories, so their names are plain text.
+    (r"py:.*", r"(numpy|np|scipy|sklearn|bokeh|pandas|tqdm|traitlets|anywidget|ipywidgets|"
+               r"importlib|collections|threading)(\..*)?"),
+    # ... and to private modules and members, which are not part of the reference.
+    (r"py:.*", r"([\w.]*\.)?_[a-zA-Z]\w*(\.[\w.]*)?"),
+]
+
+#: Top-level pages that index.md places by hand; every other top-level page
+#: is listed in the user guide.
+PLACED_PAGES = {"index", "installation", "quickstart", "api", "citations"}
+PLACED_PREFIXES = ("benchmarks",)
+USER_GUIDE_MARKER = "<user-guide-pages>"
+
+
+def _write_if_changed(path, content):
+    """Write bytes or text only when different, so incremental builds stay incremental."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _sync_folder(folder, files):
+    """Make ``folder`` hold exactly ``files`` (name -> content)."""
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        if old.is_file() and old.name not in files:
+            old.unlink()
+    for name, content in files.items():
+        _write_if_changed(folder / name, content)
+
+
+# --------------------------------------------------------------------------- notebooks
+
+def copy_notebooks():
+    sources = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    _sync_folder(DOCS / "notebooks", {p.name: p.read_bytes() for p in sources})
+
+
+# --------------------------------------------------------------------------- user guide
+
+def user_guide_pages():
+    return sorted(p.stem for p in DOCS.glob("*.md")
+                  if p.stem not in PLACED_PAGES and not p.stem.startswith(PLACED_PREFIXES))
+
+
+def fill_user_guide(app, docname, source):
+    if docname == "index":
+        source[0] = source[0].replace(USER_GUIDE_MARKER, "\n".join(user_guide_pages()))
+
+
+def reread_index_when_pages_change(app, env, added, changed, removed):
+    return ["index"] if added or removed else []
+
+
+# --------------------------------------------------------------------------- API pages
+
+def public_modules():
+    """Importable public modules of nbembed, shallowest first."""
+    names = ["nbembed"] + [
+        info.name for info in pkgutil.walk_packages(nbembed.__path__, "nbembed.")
+        if not any(part.startswith("_") for part in info.name.split("."))]
+    modules = []
+    for name in sorted(names, key=lambda n: (n.count("."), n)):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as err:
+            if (err.name or "nbembed").split(".")[0] == "nbembed":
+                raise
+            # An optional dependency the docs environment lacks: install
+            # nbembed[docs] (which includes every extra) to document it.
+            print(f"nbembed docs: not documenting {name}: needs {err.name}")
+            continue
+        parent, _, leaf = name.rpartition(".")
+        if parent and getattr(sys.modules[parent], leaf, module) is not module:
+            continue  # hidden by an object of the same name, e.g. plotting.scatter
+        modules.append(module)
+    return modules
+
+
+def public_members(module):
+    """(name, object) the module offers: its ``__all__``, or else the classes
+    and functions defined in it and the constants with a ``#:`` comment."""
+    names = getattr(module, "__all__", None)
+    if names is None:
+        from sphinx.pycode import ModuleAnalyzer
+
+        commented = {attr for scope, attr in
+                     ModuleAnalyzer.for_module(module.__name__).find_attr_docs() if not scope}
+        names = [name for name, obj in vars(module).items()
+                 if name in commented or ((inspect.isclass(obj) or inspect.isfunction(obj))
+                                          and obj.__module__ == module.__name__)]
+    return [(name, getattr(module, name)) for name in names if not name.startswith("_")]
+
+
+def _directive(name, obj):
+    if inspect.isclass(obj):
+        outside = [c.__name__ for c in obj.__mro__[1:]
+                   if not c.__module__.startswith("nbembed")]
+        lines = [f".. autoclass:: {name}", "   :members:"]
+        if outside:
+            lines.append(f"   :inherited-members: {', '.join(outside)}")
+        return lines
+    if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+        return [f".. autofunction:: {name}"]
+    return [f".. autodata:: {name}", "   :no-value:"]
+
+
+#: id of each documented class or function -> the name it is documented under.
+DOCUMENTED = {}
+
+
+def api_pages(modules):
+    """Page text per module; each object documented by the first module that offers it."""
+    owner = DOCUMENTED
+    owner.clear()
+    pages = {}
+    for module in modules:
+        modname = module.__name__
+        table, bodies = [], []
+        for name, obj in public_members(module):
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                home = owner.setdefault(id(obj), f"{modname}.{name}")
+            else:
+                home = f"{modname}.{name}"
+            if home == f"{modname}.{name}":
+                table.append(f"   {name}")
+                bodies += [""] + _directive(name, obj)
+            else:
+                table.append(f"   ~{home}")
+        children = [m.__name__ for m in modules
+                    if m.__name__.rpartition(".")[0] == modname]
+        lines = [modname, "=" * len(modname), "", f".. automodule:: {modname}", ""]
+        if table:
+            lines += [".. rubric:: Contents", "", ".. autosummary::", "   :nosignatures:",
+                      ""] + table + [""]
+        if children:
+            lines += [".. rubric:: Submodules", ""]
+            lines += [f"- :mod:`{child}`" for child in children] + [""]
+        pages[f"{modname}.rst"] = "\n".join(lines + bodies) + "\n"
+    return pages
+
+
+def skip_metadata_request_methods(app, what, name, obj, skip, options):
+    """scikit-learn adds set_<method>_request to every estimator class; its
+    documentation covers them."""
+    return True if re.fullmatch(r"set_\w+_request", name) else None
+
+
+def resolve_alias(app, env, node, contnode):
+    """Resolve a Python reference written with another name of a documented
+    object: where it is defined (``nbembed.annotations.Annotations.undo``), or
+    as Python would inside the docstring's own module (``SNERun`` in a
+    docstring of nbembed.methods.sne, shown on the page of nbembed.SNE).
+    """
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip("~.")
+    scopes = [node.get("py:module"), node.get("py:class")]
+    scopes = [".".join(s for s in scopes if s)] + _docstring_scopes(node)
+    candidates = [target] + [f"{scope}.{target}" for scope in scopes if scope]
+    domain = env.get_domain("py")
+    for name in candidates:
+        documented = _documented_name(name)
+        if documented and documented != target:
+            found = domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"],
+                                        documented, node, contnode)
+            if found is not None:
+                return found
+    return None
+
+
+def _docstring_scopes(node):
+    """``a.b.c`` for a node from the docstring of ``a.b.c``, then ``a.b``, ``a``."""
+    while node is not None and not node.source:
+        node = node.parent
+    match = re.search(r"docstring of ([\w.]+)", (node.source or "") if node else "")
+    if not match:
+        return []
+    parts = match.group(1).split(".")
+    return [".".join(parts[:k]) for k in range(len(parts), 0, -1)]
+
+
+def _documented_name(dotted):
+    """The documented name of ``dotted`` (or of its class, plus the member)."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        obj = _lookup(parts[:split])
+        if obj is not None and id(obj) in DOCUMENTED:
+            return ".".join([DOCUMENTED[id(obj)]] + parts[split:])
+    return None
+
+
+def _lookup(parts):
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attr in parts[split:]:
+            obj = getattr(obj, attr, None)
+        return obj
+    return None
+
+
+def generate(app=None, config=None):
+    copy_notebooks()
+    _sync_folder(DOCS / "api", api_pages(public_modules()))
+
+
+def setup(app):
+    app.connect("config-inited", generate)
+    app.connect("source-read", fill_user_guide)
+    app.connect("env-get-outdated", reread_index_when_pages_change)
+    app.connect("autodoc-skip-member", skip_metadata_request_methods)
+    app.connect("missing-reference", resolve_alias)
+    return {"parallel_read_safe": True}

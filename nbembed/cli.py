@@ -1,0 +1,615 @@
+"""The ``nbembed`` command: embed a data file, or open the quickstart notebook.
+
+Examples::
+
+    nbembed embed iris.csv --labels species          # iris_embedding.csv + .html
+    nbembed embed data.npz --alpha 1.5 -o out.npy    # X (and y) from an .npz
+    nbembed embed data.csv --labels cls --use-labels --rho 0.5
+    nbembed demo --dir work                          # the quickstart in JupyterLab
+
+``embed`` reads a CSV file with a header row, an ``.npy`` array, or an ``.npz``
+file with the array ``X`` and optionally labels ``y``. It writes the embedding
+(CSV or ``.npy``, by the extension of ``-o``) and an interactive HTML scatter
+plot beside it. Labels colour the plot; with ``--use-labels`` the method also
+learns from them (semi-supervised; empty or -1 means unlabelled). Mistakes in
+the input are reported in one line, with exit status 2.
+
+A method is one entry of :data:`METHODS`: the name of an estimator class in
+:mod:`nbembed` and the command-line options it takes from :data:`OPTIONS`;
+``-p NAME=VALUE`` passes any other constructor parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import importlib.util
+import inspect
+import pathlib
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from ._validation import check_labels
+
+
+class CLIError(Exception):
+    """A mistake in the command line or the input files, reported without a traceback."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option that sets the estimator parameter of the same name."""
+
+    type: type
+    help: str
+
+
+#: Options methods may take, by estimator parameter name (``n_iter`` is ``--n-iter``).
+OPTIONS = {
+    "alpha": Option(float, "tail heaviness: 0 Gaussian, 1 t-SNE, larger = heavier tails"),
+    "perplexity": Option(float, "effective number of neighbours"),
+    "rho": Option(float, "weight of the must-links made from --use-labels, in [0, 1]"),
+    "n_iter": Option(int, "number of iterations"),
+    "n_components": Option(int, "dimension of the embedding (the HTML plot needs 2)"),
+    "n_classes": Option(int, "number of classes K"),
+    "tradeoff": Option(float, "1 favours recall (no input neighbour missed), 0 precision"),
+    "n_neighbors": Option(int, "neighbours per point"),
+    "gamma": Option(float, "weight of the neighbourhood cost against the label cost"),
+}
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method the command line can run.
+
+    Attributes
+    ----------
+    class_name : str
+        The estimator class, an attribute of :mod:`nbembed`; a method whose
+        class does not exist is not offered.
+    options : tuple of str
+        Keys of :data:`OPTIONS` it accepts.
+    labels : {"optional", "required", "unused"}
+        Whether ``fit`` receives the labels: only with ``--use-labels``,
+        always, or never.
+    summary : str
+        One line for ``--help``.
+    """
+
+    class_name: str
+    options: tuple = ()
+    labels: str = "optional"
+    summary: str = ""
+
+    @property
+    def estimator_class(self):
+        import nbembed
+
+        return getattr(nbembed, self.class_name, None)
+
+
+#: The methods by command-line name; adding a method is adding one line. A
+#: method is offered once its class is exported by :mod:`nbembed`.
+METHODS = {
+    "hssne": Method("HSSNE", ("alpha", "perplexity", "rho", "n_iter", "n_components"),
+                    summary="heavy-tailed symmetric SNE; alpha 1 is t-SNE, 0 symmetric SNE"),
+    "sne": Method("SNE", ("perplexity", "n_iter", "n_components"), labels="unused",
+                  summary="stochastic neighbour embedding (Gaussian kernels)"),
+    "mbed": Method("Mbed", ("n_classes", "n_components"),
+                   summary="large-margin embedding with K class boundaries"),
+    "nerv": Method("NeRV", ("tradeoff", "n_neighbors", "n_iter", "n_components"),
+                   labels="unused", summary="neighbour retrieval, precision-recall tradeoff"),
+    "snerv": Method("SNeRV", ("tradeoff", "n_iter", "n_components"), labels="required",
+                    summary="NeRV on a supervised learning metric"),
+    "pe": Method("ParametricEmbedding", ("n_components",), labels="unused",
+                 summary="Parametric Embedding; INPUT holds class posteriors (rows sum to 1)"),
+    "spectral": Method("SpectralSSDR", ("gamma", "n_neighbors", "n_components"),
+                       summary="semi-supervised spectral framework (a linear map)"),
+}
+
+#: File name of the notebook ``nbembed demo`` writes.
+DEMO_NOTEBOOK = "nbembed-quickstart.ipynb"
+
+
+@dataclass
+class Labels:
+    """Class labels of the points.
+
+    Attributes
+    ----------
+    codes : ndarray of int64
+        Class numbers, -1 for unlabelled points.
+    names : list of str or None
+        Class names by number, when the labels were not numbers.
+    column : str
+        Header of the label column in CSV output.
+    """
+
+    codes: np.ndarray
+    names: list | None = None
+    column: str = "label"
+
+    @classmethod
+    def from_values(cls, values, column="label"):
+        """Labels from strings or numbers: integers are class numbers (-1 or
+        an empty value unlabelled); anything else is a class name."""
+        values = np.asarray(values)
+        if values.dtype.kind in "iub":
+            return cls(check_labels(values.astype(np.int64), values.shape[0], name=column),
+                       None, column)
+        text = ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v).strip()
+                for v in values.tolist()]
+        numbers = _as_integers([v for v in text if v])
+        if numbers is not None:
+            codes = np.array([int(float(v)) if v else -1 for v in text], dtype=np.int64)
+            return cls(check_labels(codes, codes.shape[0], name=column), None, column)
+        names = sorted({v for v in text if v})
+        index = {name: k for k, name in enumerate(names)}
+        return cls(np.array([index.get(v, -1) for v in text], dtype=np.int64), names, column)
+
+    @property
+    def n_classes(self):
+        return len(np.unique(self.codes[self.codes >= 0]))
+
+    def output_values(self):
+        """One value per point for CSV output: the name (empty if unlabelled) or number."""
+        if self.names is None:
+            return [str(c) for c in self.codes.tolist()]
+        return [self.names[c] if c >= 0 else "" for c in self.codes.tolist()]
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_input(path, *, label_column=None, label_file=None, drop=(), delimiter=None):
+    """Read data and labels from a CSV, ``.npy`` or ``.npz`` file.
+
+    Returns
+    -------
+    X : ndarray (n_samples, n_features)
+    labels : Labels or None
+
+    Raises
+    ------
+    CLIError
+        Naming the file, line and column of what is wrong.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise CLIError(f"{path} does not exist" if not path.exists() else
+                       f"{path} is not a file")
+    suffix = path.suffix.lower()
+    labels = None
+    if suffix in (".npy", ".npz"):
+        for flag, value in (("--labels", label_column), ("--drop", drop)):
+            if value:
+                raise CLIError(f"{flag} names CSV columns; {path.name} is a {suffix} file "
+                               f"(an .npz gives labels as the array 'y'; use --label-file "
+                               f"otherwise)")
+        X, labels = _read_npz(path) if suffix == ".npz" else (_load_npy(path), None)
+    else:
+        if delimiter is None:
+            delimiter = "\t" if suffix == ".tsv" else ","
+        X, labels = _read_csv(path, label_column, drop, delimiter)
+    if X.ndim != 2:
+        raise CLIError(f"{path} must hold a 2-D array (points x features); got shape "
+                       f"{X.shape}")
+    if label_file is not None:
+        labels = read_label_file(label_file, X.shape[0])
+    return X, labels
+
+
+def _load_npy(path):
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as err:
+        raise CLIError(f"{path} is not a readable .npy array: {err}") from None
+
+
+def _read_npz(path):
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except (ValueError, OSError) as err:
+        raise CLIError(f"{path} is not a readable .npz file: {err}") from None
+    if "X" not in arrays:
+        raise CLIError(f"{path} has no array 'X'; it has: {', '.join(arrays) or 'nothing'}")
+    X = arrays["X"]
+    labels = None
+    if "y" in arrays:
+        y = arrays["y"]
+        if y.shape != (X.shape[0],):
+            raise CLIError(f"{path}: y must have one label per row of X ({X.shape[0]}); got "
+                           f"shape {y.shape}")
+        labels = Labels.from_values(y, "y")
+    return X, labels
+
+
+def _read_csv(path, label_column, drop, delimiter):
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f, delimiter=delimiter)
+            rows, lines = [], []
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    rows.append(row)
+                    lines.append(reader.line_num)
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a UTF-8 text file; give a CSV file with a header "
+                       f"row, an .npy or an .npz file") from None
+    except csv.Error as err:
+        raise CLIError(f"{path}: {err}") from None
+    if not rows:
+        raise CLIError(f"{path} is empty")
+    header = [name.strip() for name in rows[0]]
+    if _as_floats(header) is not None:
+        raise CLIError(f"{path} has no header row (its first line holds numbers); add a "
+                       f"first line naming the columns")
+    duplicates = sorted({name for name in header if header.count(name) > 1})
+    if duplicates:
+        raise CLIError(f"{path}: the header names column(s) {', '.join(duplicates)} more "
+                       f"than once")
+    for name in ([label_column] if label_column else []) + list(drop):
+        if name not in header:
+            raise CLIError(f"column {name!r} not found in {path}; its columns are: "
+                           f"{', '.join(header)}")
+    body, lines = rows[1:], lines[1:]
+    if not body:
+        raise CLIError(f"{path} has a header but no data rows")
+    for row, line in zip(body, lines):
+        if len(row) != len(header):
+            raise CLIError(f"{path}, line {line}: {len(row)} fields, but the header has "
+                           f"{len(header)}")
+    features = [k for k, name in enumerate(header) if name != label_column and name not in drop]
+    if not features:
+        raise CLIError(f"{path} has no feature columns left after --labels and --drop")
+    cells = np.array(body, dtype=object)[:, features]
+    try:
+        X = cells.astype(np.float64)
+    except ValueError:
+        raise CLIError(_first_bad_cell(path, cells, [header[k] for k in features], lines,
+                                       label_column)) from None
+    labels = None
+    if label_column:
+        labels = Labels.from_values(np.array(body, dtype=object)[:, header.index(label_column)],
+                                    label_column)
+    return X, labels
+
+
+def _first_bad_cell(path, cells, names, lines, label_column):
+    for j, name in enumerate(names):
+        for i, cell in enumerate(cells[:, j]):
+            if _as_floats([cell]) is None:
+                where = f"{path}, line {lines[i]}, column {name!r}"
+                if not cell.strip():
+                    return f"{where}: empty cell; fill in or remove missing values"
+                hint = "" if label_column else \
+                    f" (if it holds the labels, pass --labels {name}; to ignore it, --drop {name})"
+                return f"{where}: {cell!r} is not a number{hint}"
+    return f"{path}: non-numeric values"  # pragma: no cover - astype failed, so one exists
+
+
+def read_label_file(path, n_samples):
+    """Labels from an ``.npy`` array or a text file with one label per line.
+
+    A text file with ``n_samples + 1`` lines has a header line, which names
+    the label column in the output.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise CLIError(f"label file {path} does not exist")
+    if path.suffix.lower() == ".npy":
+        values, column = _load_npy(path), "label"
+        if values.ndim != 1:
+            raise CLIError(f"label file {path} must hold a 1-D array; got shape {values.shape}")
+    else:
+        try:
+            values = path.read_text(encoding="utf-8-sig").splitlines()
+        except UnicodeDecodeError:
+            raise CLIError(f"label file {path} is not a UTF-8 text file") from None
+        column = "label"
+        if len(values) == n_samples + 1:
+            column, values = values[0].strip() or "label", values[1:]
+    if len(values) != n_samples:
+        raise CLIError(f"label file {path} has {len(values)} labels for {n_samples} points")
+    return Labels.from_values(values, column)
+
+
+def _as_floats(cells):
+    try:
+        return [float(cell) for cell in cells]
+    except ValueError:
+        return None
+
+
+def _as_integers(cells):
+    numbers = _as_floats(cells)
+    if numbers is None or not all(np.isfinite(v) and v == int(v) for v in numbers):
+        return None
+    return numbers
+
+
+# --------------------------------------------------------------------------- writing
+
+def write_embedding(path, Y, labels=None):
+    """Write the embedding as ``.npy`` or as CSV (columns y1, y2, ... and the labels)."""
+    path = pathlib.Path(path)
+    if path.suffix.lower() == ".npy":
+        np.save(path, Y)
+        return path
+    header = [f"y{k + 1}" for k in range(Y.shape[1])]
+    values = None
+    if labels is not None:
+        header.append(labels.column)
+        values = labels.output_values()
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for i, row in enumerate(Y.tolist()):
+            writer.writerow([f"{v:.9g}" for v in row] + ([values[i]] if values else []))
+    return path
+
+
+def write_html(path, Y, labels=None, *, title=None, images=None, anchors=None, say=print):
+    """Write the interactive scatter plot of a 2-D embedding as standalone HTML.
+
+    ``anchors`` are extra positions such as Parametric Embedding's classes.
+    Returns the path, or None after saying why nothing was written (bokeh
+    missing, or an embedding that is not 2-D).
+    """
+    from .plotting import save_html, scatter
+
+    if Y.shape[1] != 2:
+        say(f"no HTML plot: the embedding has {Y.shape[1]} dimensions, the plot needs 2")
+        return None
+    try:
+        fig = scatter(Y, None if labels is None else labels.codes, images=images, title=title,
+                      class_names=None if labels is None else labels.names, anchors=anchors)
+    except ImportError as err:
+        say(f"no HTML plot: {err}")
+        return None
+    return save_html(fig, path)
+
+
+# --------------------------------------------------------------------------- commands
+
+def _embed(args):
+    say = (lambda *a: None) if args.quiet else print
+    method = METHODS[args.method]
+    out = pathlib.Path(args.output) if args.output else \
+        pathlib.Path(f"{pathlib.Path(args.input).stem}_embedding.csv")
+    if out.suffix.lower() not in (".csv", ".npy"):
+        raise CLIError(f"the output {out} must end in .csv or .npy")
+    html = None if args.no_html else pathlib.Path(args.html) if args.html else \
+        out.with_suffix(".html")
+    model = _estimator(args.method, method, args)
+
+    X, labels = read_input(args.input, label_column=args.labels, label_file=args.label_file,
+                           drop=args.drop, delimiter=args.delimiter)
+    described = f", labels in {labels.column!r} ({labels.n_classes} classes)" if labels else ""
+    say(f"read {args.input}: {X.shape[0]} points, {X.shape[1]} features{described}")
+    y = _labels_for_fit(method, args, labels)
+
+    fit_options = {}
+    if not args.quiet and "callbacks" in inspect.signature(model.fit).parameters:
+        from .optim import ProgressBar
+
+        fit_options["callbacks"] = ProgressBar(desc=method.class_name)
+    start = time.perf_counter()
+    model.fit(X, y, **fit_options)
+    Y = model.embedding_ if hasattr(model, "embedding_") else model.transform(X)
+    cost = getattr(model, "kl_divergence_", None)
+    say(f"{method.class_name}: {getattr(model, 'n_iter_', '?')} iterations in "
+        f"{time.perf_counter() - start:.1f} s" + ("" if cost is None else f", cost {cost:.4f}"))
+    if labels is not None and np.count_nonzero(labels.codes >= 0) >= 2:
+        from .metrics import homogeneity
+
+        say(f"homogeneity (1-NN same class) = {homogeneity(Y, labels.codes):.3f}")
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    say(f"wrote {write_embedding(out, Y, labels)}")
+    if html is not None:
+        html.parent.mkdir(parents=True, exist_ok=True)
+        title = f"{method.class_name} of {pathlib.Path(args.input).name}"
+        anchors = getattr(model, "class_embedding_", None)
+        if write_html(html, Y, labels, title=title, anchors=anchors, say=say):
+            say(f"wrote {html}")
+    return 0
+
+
+def _estimator(name, method, args):
+    cls = method.estimator_class
+    params = {key: getattr(args, key, None) for key in OPTIONS}
+    params = {key: value for key, value in params.items() if value is not None}
+    extra = [key for key in params if key not in method.options]
+    if extra:
+        accepted = ", ".join(f"--{o.replace('_', '-')}" for o in method.options) or "none"
+        raise CLIError(f"--{extra[0].replace('_', '-')} does not apply to --method {name} "
+                       f"(its options: {accepted}; others with -p NAME=VALUE)")
+    params.update(_parse_param(text) for text in args.param)
+    accepted = inspect.signature(cls).parameters
+    if "random_state" in accepted:
+        params.setdefault("random_state", args.seed)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise CLIError(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
+                       f"{', '.join(accepted)}")
+    return cls(**params)
+
+
+def _parse_param(text):
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise CLIError(f"-p expects NAME=VALUE, e.g. -p early_exaggeration=8; got {text!r}")
+    try:
+        value = ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError):
+        value = value.strip()  # a plain word such as auto or fixed-point
+    return name.strip(), value
+
+
+def _labels_for_fit(method, args, labels):
+    name = args.method
+    if method.labels == "unused":
+        if args.use_labels:
+            raise CLIError(f"--method {name} does not use labels; drop --use-labels")
+        return None
+    if method.labels == "required" or args.use_labels:
+        if labels is None:
+            raise CLIError(f"--method {name} needs labels: give --labels COLUMN, --label-file "
+                           f"FILE, or an .npz with y")
+        return labels.codes
+    return None
+
+
+def quickstart_notebook():
+    """The quickstart notebook shipped with nbembed (or, in a source checkout,
+    ``notebooks/01-quickstart.ipynb``).
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+    """
+    packaged = resources.files("nbembed") / "notebooks" / "quickstart.ipynb"
+    if packaged.is_file():
+        return packaged
+    checkout = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "01-quickstart.ipynb"
+    if checkout.is_file():
+        return checkout
+    raise CLIError("the quickstart notebook is missing from this installation; reinstall "
+                   "nbembed")
+
+
+def demo_command(notebook, *, no_browser=False):
+    """The command that opens ``notebook`` in JupyterLab (run it in its folder)."""
+    command = [sys.executable, "-m", "jupyterlab", pathlib.Path(notebook).name]
+    return command + (["--no-browser"] if no_browser else [])
+
+
+def _demo(args):
+    folder = pathlib.Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / DEMO_NOTEBOOK
+    if target.exists() and not args.force:
+        print(f"{target} exists; opening it as it is (--force replaces it)")
+    else:
+        target.write_bytes(quickstart_notebook().read_bytes())
+        print(f"copied the quickstart notebook to {target}")
+    command = demo_command(target, no_browser=args.no_browser)
+    if args.dry_run:
+        print(f"cd {shlex.quote(str(folder))} && {shlex.join(command)}")
+        return 0
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise CLIError('JupyterLab is not installed; install it with: pip install '
+                       '"nbembed[widget]"')
+    return subprocess.call(command, cwd=folder)
+
+
+# --------------------------------------------------------------------------- parser
+
+def available_methods():
+    """Names in :data:`METHODS` whose estimator class exists."""
+    return [name for name, method in METHODS.items() if method.estimator_class is not None]
+
+
+def build_parser():
+    """The argument parser of the ``nbembed`` command."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="nbembed", description="Semi-supervised non-linear embedding from the command line.")
+    parser.add_argument("--version", action="version", version=f"nbembed {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    embed = commands.add_parser(
+        "embed", help="embed a CSV, .npy or .npz file; write the embedding and an HTML plot",
+        description="Embed the rows of INPUT and write the embedding and an interactive HTML "
+                    "scatter plot. Labels colour the plot; with --use-labels the method also "
+                    "learns from them (empty or -1 means unlabelled).")
+    embed.set_defaults(run=_embed)
+    embed.add_argument("input", metavar="INPUT",
+                       help="CSV with a header row, .npy array, or .npz with X (and y)")
+    methods = available_methods()
+    embed.add_argument("--method", default="hssne", choices=methods, metavar="METHOD",
+                       help="; ".join(f"{name}: {METHODS[name].summary}" for name in methods)
+                       + " (default: hssne)")
+    source = embed.add_argument_group("labels and columns")
+    which = source.add_mutually_exclusive_group()
+    which.add_argument("--labels", metavar="COLUMN",
+                       help="CSV column holding class labels (removed from the features)")
+    which.add_argument("--label-file", metavar="FILE",
+                       help=".npy array or text file with one label per line")
+    source.add_argument("--use-labels", action="store_true",
+                        help="let the method learn from the labels (semi-supervised); "
+                             "without it they only colour the plot")
+    source.add_argument("--drop", metavar="COLUMN", action="append", default=[],
+                        help="CSV column to ignore (repeat for several)")
+    source.add_argument("--delimiter", help="CSV field separator (default ',', tab for .tsv)")
+
+    options = embed.add_argument_group("method options (omitted: the method's default)")
+    for key, option in OPTIONS.items():
+        users = ", ".join(n for n in methods if key in METHODS[n].options)
+        if not users:
+            continue
+        options.add_argument(f"--{key.replace('_', '-')}", dest=key, type=option.type,
+                             metavar=option.type.__name__.upper(),
+                             help=f"{option.help} [{users}]")
+    options.add_argument("-p", "--param", metavar="NAME=VALUE", action="append", default=[],
+                         help="any other estimator parameter, e.g. -p early_exaggeration=8")
+    options.add_argument("--seed", type=int, default=0,
+                         help="random_state, so that runs repeat (default: 0)")
+
+    output = embed.add_argument_group("output")
+    output.add_argument("-o", "--output", metavar="OUT",
+                        help="embedding file, .csv or .npy (default: INPUT's name + "
+                             "'_embedding.csv' in the current folder)")
+    plot = output.add_mutually_exclusive_group()
+    plot.add_argument("--html", metavar="PATH",
+                      help="interactive plot (default: OUT with the extension .html)")
+    plot.add_argument("--no-html", action="store_true", help="write no plot")
+    output.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar and no messages (errors still show)")
+
+    demo = commands.add_parser(
+        "demo", help="copy the quickstart notebook to a folder and open it in JupyterLab",
+        description="Copy the quickstart notebook (as nbembed-quickstart.ipynb) to a folder "
+                    "and start JupyterLab on it.")
+    demo.set_defaults(run=_demo)
+    demo.add_argument("--dir", default=".", help="folder for the notebook (default: current)")
+    demo.add_argument("--no-browser", action="store_true",
+                      help="start JupyterLab without opening a browser")
+    demo.add_argument("--force", action="store_true", help="replace an existing copy")
+    demo.add_argument("--dry-run", action="store_true",
+                      help="copy the notebook and print the JupyterLab command without "
+                           "running it")
+    return parser
+
+
+def main(argv=None):
+    """Run the ``nbembed`` command with ``argv`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for a mistake in the command line or the input, 130
+        when interrupted.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (CLIError, ValueError, TypeError, MemoryError, OSError) as err:
+        print(f"nbembed {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nbembed: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The nbembed command: embed files, report bad input in one line, open the demo."""
+
+import csv
+import inspect
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+import nbembed
+from nbembed import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SPECIES = np.array(["setosa", "versicolor", "virginica"])
+
+
+@pytest.fixture(scope="module")
+def iris_csv(tmp_path_factory):
+    X, y = load_iris(return_X_y=True)
+    path = tmp_path_factory.mktemp("data") / "iris.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["sepal length", "sepal width", "species", "petal length",
+                         "petal width"])
+        for row, label in zip(X, SPECIES[y]):
+            writer.writerow([*row[:2], label, *row[2:]])
+    return path, X, y
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def test_embed_csv_with_a_label_column(iris_csv, tmp_path, capsys):
+    path, X, y = iris_csv
+    out = tmp_path / "emb.csv"
+    code = cli.main(["embed", str(path), "--labels", "species", "--n-iter", "300", "-o", str(out)])
+    assert code == 0
+    header, rows = read_csv(out)
+    assert header == ["y1", "y2", "species"]
+    assert len(rows) == 150 and [r[2] for r in rows] == list(SPECIES[y])
+    Y = np.array([[float(v) for v in r[:2]] for r in rows])
+    assert np.all(np.isfinite(Y)) and Y.std(axis=0).min() > 0
+
+    # the embedding used the four numeric columns: the same fit in Python agrees
+    expected = nbembed.HSSNE(n_iter=300, random_state=0).fit_transform(X)
+    np.testing.assert_allclose(Y, expected, rtol=1e-6, atol=1e-6)
+
+    from test_plotting import html_points
+
+    html = out.with_suffix(".html")
+    np.testing.assert_allclose(html_points(html.read_text(encoding="utf-8")), Y, rtol=1e-6,
+                               atol=1e-6)
+    said = capsys.readouterr().out
+    assert "150 points, 4 features" in said and "3 classes" in said and f"wrote {html}" in said
+
+
+def test_embed_as_a_subprocess_writes_npy_and_html(iris_csv, tmp_path):
+    path, X, _ = iris_csv
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    result = subprocess.run(
+        [sys.executable, "-m", "nbembed.cli", "embed", str(path), "--labels", "species",
+         "--method", "sne", "--n-iter", "60", "-o", "out.npy", "--html", "plot/p.html", "-q"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""  # --quiet
+    assert np.load(tmp_path / "out.npy").shape == (150, 2)
+    assert (tmp_path / "plot" / "p.html").stat().st_size > 0
+
+
+def test_embed_npz_and_label_files(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (20, 5)), rng.normal(6, 1, (20, 5))])
+    y = np.repeat([0, 1], 20)
+    y[::4] = -1
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    assert cli.main(["embed", str(tmp_path / "d.npz"), "--perplexity", "5", "--n-iter", "100",
+                     "-o", str(tmp_path / "d.csv"), "--no-html", "-q"]) == 0
+    header, rows = read_csv(tmp_path / "d.csv")
+    assert header == ["y1", "y2", "y"] and [int(r[2]) for r in rows] == y.tolist()
+    assert not (tmp_path / "d.html").exists()
+
+    names = ["", "b", "a"] * 13 + ["a"]
+    (tmp_path / "labels.txt").write_text("\n".join(["kind"] + names) + "\n")
+    assert cli.main(["embed", str(tmp_path / "d.npz"), "--label-file", str(tmp_path / "labels.txt"),
+                     "--perplexity", "5", "--n-iter", "50", "-o", str(tmp_path / "e.csv"),
+                     "--no-html", "-q"]) == 0
+    header, rows = read_csv(tmp_path / "e.csv")
+    assert header == ["y1", "y2", "kind"] and [r[2] for r in rows] == names
+
+
+class Recorder:
+    """A stand-in estimator that records how the command line called it."""
+
+    calls = []
+
+    def __init__(self, alpha=1.0, perplexity=30.0, n_iter=10, early_exaggeration=12.0,
+                 random_state=None):
+        self.params = dict(alpha=alpha, perplexity=perplexity, n_iter=n_iter,
+                           early_exaggeration=early_exaggeration, random_state=random_state)
+
+    def fit(self, X, y=None, callbacks=None):
+        Recorder.calls.append(dict(self.params, X=X, y=y, callbacks=callbacks))
+        self.embedding_ = X[:, :2].copy()
+        return self
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    Recorder.calls = []
+    monkeypatch.setattr(nbembed, "Recorder", Recorder, raising=False)
+    monkeypatch.setitem(cli.METHODS, "rec", cli.Method("Recorder", ("alpha", "perplexity")))
+    return Recorder
+
+
+def test_options_labels_and_progress_reach_the_estimator(iris_csv, tmp_path, recorder):
+    path, X, y = iris_csv
+    out = str(tmp_path / "r.csv")
+    base = ["embed", str(path), "--method", "rec", "--labels", "species", "-o", out, "--no-html"]
+    assert cli.main(base + ["--alpha", "1.5", "-p", "early_exaggeration=4", "-p", "n_iter=7",
+                            "--seed", "3", "--use-labels", "-q"]) == 0
+    call = recorder.calls[-1]
+    assert (call["alpha"], call["early_exaggeration"], call["n_iter"]) == (1.5, 4, 7)
+    assert call["random_state"] == 3 and call["perplexity"] == 30.0  # untouched default
+    np.testing.assert_array_equal(call["y"], y)  # species sorted = iris class numbers
+    np.testing.assert_array_equal(call["X"], X)
+    assert call["callbacks"] is None  # --quiet: no progress bar
+
+    assert cli.main(base) == 0
+    call = recorder.calls[-1]
+    assert call["y"] is None  # labels only colour the plot without --use-labels
+    assert isinstance(call["callbacks"], nbembed.ProgressBar)
+
+
+def test_registry_offers_only_methods_that_exist(monkeypatch):
+    assert {"hssne", "sne"} <= set(cli.available_methods())
+    monkeypatch.setitem(cli.METHODS, "ghost", cli.Method("NoSuchEstimator"))
+    assert "ghost" not in cli.available_methods()
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["embed", "x.csv", "--method", "ghost"])
+
+
+def test_registered_options_are_parameters_of_the_estimators():
+    for name in cli.available_methods():
+        method = cli.METHODS[name]
+        accepted = inspect.signature(method.estimator_class).parameters
+        assert set(method.options) <= set(accepted), name
+        assert set(method.options) <= set(cli.OPTIONS), name
+        assert method.labels in ("optional", "required", "unused"), name
+
+
+def test_class_positions_are_drawn_as_anchors(tmp_path):
+    if "pe" not in cli.available_methods():
+        pytest.skip("nbembed.ParametricEmbedding is not available")
+    posteriors = np.random.default_rng(0).dirichlet([0.3, 0.3, 0.3], size=60)
+    np.save(tmp_path / "post.npy", posteriors)
+    assert cli.main(["embed", str(tmp_path / "post.npy"), "--method", "pe",
+                     "-o", str(tmp_path / "pe.npy"), "-q"]) == 0
+    assert np.load(tmp_path / "pe.npy").shape == (60, 2)
+    assert '"anchors"' in (tmp_path / "pe.html").read_text(encoding="utf-8")
+
+
+BAD_CSV = {
+    "text.csv": "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,10,x\n",
+    "empty_cell.csv": "a,b\n1,2\n3,\n5,6\n7,8\n9,10\n",
+    "ragged.csv": "a,b\n1,2\n3\n5,6\n7,8\n9,10\n",
+    "no_header.csv": "1,2\n3,4\n5,6\n7,8\n9,10\n",
+    "good.csv": "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,10,x\n",
+}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.csv"], "missing.csv does not exist"),
+    (["good.csv", "--labels", "klass"], "column 'klass' not found in .*good.csv; its columns "
+                                        "are: a, b, kind"),
+    (["text.csv"], r"text.csv, line 2, column 'kind': 'x' is not a number \(if it holds the "
+                   r"labels, pass --labels kind"),
+    (["empty_cell.csv"], "empty_cell.csv, line 3, column 'b': empty cell"),
+    (["ragged.csv"], "ragged.csv, line 3: 1 fields, but the header has 2"),
+    (["no_header.csv"], "no header row"),
+    (["data.npy", "--labels", "kind"], "--labels names CSV columns"),
+    (["only_y.npz"], "has no array 'X'; it has: y"),
+    (["good.csv", "--drop", "kind", "--label-file", "short.txt"], "has 2 labels for 5 points"),
+    (["good.csv", "--labels", "kind", "-o", "out.txt"], "must end in .csv or .npy"),
+    (["good.csv", "--labels", "kind", "--method", "sne", "--alpha", "2"],
+     "--alpha does not apply to --method sne"),
+    (["good.csv", "--labels", "kind", "-p", "colour=red"], "HSSNE has no parameter 'colour'"),
+    (["good.csv", "--labels", "kind", "-p", "alpha"], "-p expects NAME=VALUE"),
+    (["good.csv", "--labels", "kind", "--method", "sne", "--use-labels"],
+     "does not use labels"),
+    (["data.npy", "--use-labels"], "needs labels"),
+    (["good.csv", "--labels", "kind", "--alpha", "-1"], r"alpha must be in \[0, inf\)"),
+])
+def test_bad_input_is_one_line_with_status_2(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name, text in BAD_CSV.items():
+        (tmp_path / name).write_text(text)
+    np.save(tmp_path / "data.npy", np.arange(10.0).reshape(5, 2))
+    np.savez(tmp_path / "only_y.npz", y=np.arange(5))
+    (tmp_path / "short.txt").write_text("1\n2\n")
+    assert cli.main(["embed"] + args + ["--n-iter", "5", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nbembed embed: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    assert re.search(message, err), err
+
+
+def test_demo_copies_the_quickstart_and_builds_the_command(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "work"
+    assert cli.main(["demo", "--dir", str(folder), "--no-browser", "--dry-run"]) == 0
+    copy = folder / cli.DEMO_NOTEBOOK
+    assert copy.read_bytes() == (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
+    printed = capsys.readouterr().out
+    assert f"-m jupyterlab {cli.DEMO_NOTEBOOK} --no-browser" in printed
+
+    copy.write_text("edited")  # a second demo keeps the user's copy unless --force
+    launched = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: launched.append((cmd, cwd)) or 0)
+    assert cli.main(["demo", "--dir", str(folder)]) == 0
+    assert copy.read_text() == "edited"
+    assert launched == [([sys.executable, "-m", "jupyterlab", cli.DEMO_NOTEBOOK], folder)]
+    assert cli.main(["demo", "--dir", str(folder), "--force", "--dry-run"]) == 0
+    assert copy.read_bytes() == (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
+
+
+def test_packaged_quickstart_is_the_notebook_in_notebooks():
+    """One source of truth: the copy shipped in the package (when built) is
+    notebooks/01-quickstart.ipynb."""
+    assert cli.quickstart_notebook().read_bytes() == \
+        (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()

@@ -5,7 +5,8 @@ Estimators follow the scikit-learn API and expose a resumable run protocol
 """
 
 from .annotations import Annotations
-from .methods import HSSNE, SNE, Mbed, ParametricEmbedding
+from .affinity import LearningMetric
+from .methods import HSSNE, SNE, Mbed, NeRV, ParametricEmbedding, SNeRV
 from .optim import EarlyStopping, ProgressBar, Snapshots
 
 __version__ = "0.1.0.dev0"
@@ -19,5 +20,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'nbembed' has no attribute {name!r}")
 
 
-__all__ = ["Explorer", "HSSNE", "SNE", "Mbed", "ParametricEmbedding", "Annotations",
+__all__ = ["Explorer", "HSSNE", "SNE", "Mbed", "NeRV", "SNeRV", "LearningMetric",
+           "ParametricEmbedding", "Annotations",
            "ProgressBar", "Snapshots", "EarlyStopping", "__version__"]

@@ -15,6 +15,10 @@ Neighbourhood-based measures (compare the input ``X`` with the embedding ``Y``):
 - :func:`neighbourhood_preservation` -- mean fraction of the k input neighbours
   kept among the k embedded neighbours.
 
+Retrieval measures (NeRV's readout for the precision-recall tradeoff):
+:func:`smoothed_precision` and :func:`smoothed_recall` (Venna et al., 2010) and
+:func:`retrieval_precision_recall`, k-neighbour retrieval curves.
+
 Parametric Embedding: :func:`posterior_precision` -- prec(h), do the h objects
 nearest a class position agree with the h objects of highest posterior for it?
 
@@ -40,10 +44,12 @@ from sklearn.neighbors import NearestNeighbors
 from . import _config
 from ._kernels import hssne as kernels
 from ._metrics_parametric import posterior_precision
+from ._metrics_retrieval import retrieval_precision_recall, smoothed_precision, smoothed_recall
 from ._validation import check_data, check_labels, check_number, check_square_nonnegative
 
 __all__ = ["homogeneity", "knn_error", "trustworthiness", "continuity",
-           "neighbourhood_preservation", "kl_divergence", "posterior_precision"]
+           "neighbourhood_preservation", "kl_divergence", "posterior_precision",
+           "smoothed_precision", "smoothed_recall", "retrieval_precision_recall"]
 
 #: Number of float64 entries (64 MiB) a chunk of distance rows may hold when
 #: ``chunk_size=None``.

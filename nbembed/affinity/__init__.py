@@ -1,7 +1,8 @@
 """Input-space neighbourhoods: perplexity-calibrated affinities and constraints."""
 
 from .constraints import mix_must_links, must_link_matrix
+from .learning_metric import LearningMetric
 from .perplexity import conditional_probabilities, joint_probabilities
 
 __all__ = ["conditional_probabilities", "joint_probabilities", "must_link_matrix",
-           "mix_must_links"]
+           "mix_must_links", "LearningMetric"]

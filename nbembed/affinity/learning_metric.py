@@ -1,0 +1,601 @@
+"""The learning metric: distances that grow where the class distribution changes.
+
+Peltonen, Klami & Kaski (2004) define a Riemannian metric from a conditional
+class density p(c | x): the local squared distance is dx^T J(x) dx with the
+Fisher information
+
+    J(x) = sum_c p(c|x) grad_x log p(c|x) grad_x log p(c|x)^T.
+
+Directions in which the class probabilities do not change have length zero;
+directions that cross a class border are long. SNeRV (Peltonen, Aidos & Kaski,
+2009) embeds with these distances.
+
+The density is a discriminative mixture of labelled Gaussians,
+
+    p(c | x) = sum_k beta_ck g_k(x) / sum_k g_k(x),   g_k(x) = exp(-||x - m_k||^2 / 2 sigma^2),
+
+with beta_ck = softmax_c(theta_ck), fitted by L-BFGS (scipy) to maximize the
+conditional log-likelihood sum_i w_i sum_c t_ic log p(c | x_i) of the labelled
+points (hard labels t_i one-hot, or soft labels). The number of components K
+and the width sigma are chosen by the validation log-likelihood of held-out
+labelled points; no embedding is needed for that.
+
+Relation to the KL divergence (the constant): for nearby points,
+
+    KL(p(.|x) || p(.|x + dx)) = 1/2 dx^T J(x) dx + O(||dx||^3),
+
+because the first-order term sum_c dp_c vanishes (probabilities sum to one)
+and the second-order term is 1/2 sum_c (dp_c)^2 / p_c = 1/2 dx^T J dx. So
+d_L(x, x + dx)^2 = 2 KL(p(.|x) || p(.|x + dx)) to second order; the paper's
+"equivalent to the KL divergence" holds up to this factor 2 (tested).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse.csgraph as csgraph
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.cluster import KMeans
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from threadpoolctl import threadpool_limits
+
+from .. import _config
+from .._kernels.learning_metric import straight_path_distances
+from .._validation import check_data, check_dense_allowed, check_number
+
+#: Width factors tried around the data's own scale when ``sigma="auto"`` (see
+#: ``LearningMetric._sigma_grid``), largest first: each fit warm-starts
+#: the next, narrower one.
+SIGMA_FACTORS = (2.0, 1.0, 0.5, 0.25)
+
+#: Components per class tried when ``n_components="auto"``.
+COMPONENTS_PER_CLASS = (1, 2, 4, 8)
+
+#: L2 penalty on the softmax parameters theta (per labelled point). It fixes
+#: their free additive constant and keeps beta away from exact 0 and 1.
+THETA_PENALTY = 1e-3
+
+#: Penalty on the centroids' squared distance from the data mean, in units of
+#: the data's total variance (per labelled point). Negligible for centroids
+#: among the data; without it, on separable classes the centroids run off to
+#: infinity and p(c | x) becomes a step that 10 pieces of a path can step over.
+CENTROID_PENALTY = 1e-3
+
+
+# --------------------------------------------------------------------------- labels
+
+def labels_from(y=None, soft_labels=None, sample_weight=None, n_samples=None):
+    """Targets for the mixture: soft label rows and per-point weights.
+
+    Parameters
+    ----------
+    y : array-like (n_samples,), optional
+        Class labels. For numeric labels -1 marks an unlabelled point; any
+        other value is a class. Non-numeric labels (strings) are all classes.
+    soft_labels : array-like (n_samples, n_classes), optional
+        Probability rows; an all-zero row marks an unlabelled point. Used
+        instead of ``y`` where a row is non-zero.
+    sample_weight : array-like (n_samples,), optional
+        Non-negative weight of each point in the likelihood (a label's
+        confidence, say).
+    n_samples : int
+
+    Returns
+    -------
+    targets : ndarray (n_samples, n_classes)
+        Rows sum to one for labelled points, zero for the others.
+    weights : ndarray (n_samples,)
+        Zero for unlabelled points.
+    classes : ndarray (n_classes,)
+        Class values (for ``y``) or 0 .. n_classes - 1.
+
+    Raises
+    ------
+    ValueError
+        If nothing is labelled, fewer than two classes are present, or the
+        shapes do not match.
+    """
+    if y is None and soft_labels is None:
+        raise ValueError("The learning metric requires y to be passed, but the target y is "
+                         "None: pass class labels (-1 for unlabelled points) or soft_labels.")
+    labelled = np.zeros(n_samples, dtype=bool)
+    parts = []
+    classes = None
+    if y is not None:
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != n_samples:
+            raise ValueError(f"y must be 1-D with one label per sample ({n_samples}); got "
+                             f"shape {y.shape}.")
+        numeric = y.dtype.kind in "biuf"
+        if numeric and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity; use -1 for unlabelled points.")
+        kind = type_of_target(y)
+        if kind.startswith("continuous"):
+            raise ValueError(f"Unknown label type: {kind}. y must hold class labels (-1 for "
+                             f"unlabelled points), not continuous values.")
+        mask = y != -1 if numeric else np.ones(n_samples, dtype=bool)
+        classes, codes = np.unique(y[mask], return_inverse=True)
+        hard = np.zeros((n_samples, classes.size))
+        hard[np.flatnonzero(mask), codes] = 1.0
+        parts.append(hard)
+        labelled |= mask
+    if soft_labels is not None:
+        soft = check_data(soft_labels, name="soft_labels")
+        if soft.shape[0] != n_samples:
+            raise ValueError(f"soft_labels must have one row per sample ({n_samples}); got "
+                             f"{soft.shape[0]} rows.")
+        if np.any(soft < 0):
+            raise ValueError("soft_labels must be non-negative probabilities.")
+        sums = soft.sum(axis=1)
+        rows = sums > 0
+        soft = np.where(rows[:, None], soft / np.where(rows, sums, 1.0)[:, None], 0.0)
+        if parts:
+            width = max(parts[0].shape[1], soft.shape[1])
+            hard = np.pad(parts[0], ((0, 0), (0, width - parts[0].shape[1])))
+            soft = np.pad(soft, ((0, 0), (0, width - soft.shape[1])))
+            soft = np.where(rows[:, None], soft, hard)
+            if width > classes.size:
+                classes = np.arange(width)
+        else:
+            classes = np.arange(soft.shape[1])
+        parts = [soft]
+        labelled |= rows
+    targets = parts[0]
+    weights = labelled.astype(np.float64)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (n_samples,) or np.any(sample_weight < 0) or \
+                not np.all(np.isfinite(sample_weight)):
+            raise ValueError(f"sample_weight must be {n_samples} finite non-negative numbers.")
+        weights *= sample_weight
+        if not np.any(sample_weight > 0):
+            raise ValueError("All sample weights are zero; at least two labelled points of "
+                             "different classes need a positive weight.")
+    present = np.flatnonzero((targets[weights > 0] > 0).any(axis=0))
+    if not np.any(weights > 0):
+        raise ValueError("No labelled points: the learning metric needs labels for at least "
+                         "two classes (y = -1 marks unlabelled points).")
+    if present.size < 2:
+        raise ValueError(f"The labels contain a single class ({classes[present[0]]!r}); the "
+                         f"learning metric measures changes of the class distribution and "
+                         f"needs at least two classes.")
+    return targets, weights, classes
+
+
+# --------------------------------------------------------------------------- the mixture
+
+def _softmax_columns(theta):
+    beta = np.exp(theta - theta.max(axis=0, keepdims=True))
+    return beta / beta.sum(axis=0, keepdims=True)
+
+
+def component_responsibilities(X, centroids, sigma):
+    """r_ik = g_k(x_i) / sum_l g_l(x_i), computed stably in the log domain."""
+    sq = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ centroids.T
+          + np.einsum("ij,ij->i", centroids, centroids)[None, :])
+    logits = -np.maximum(sq, 0.0) / (2.0 * sigma * sigma)
+    logits -= logits.max(axis=1, keepdims=True)
+    r = np.exp(logits)
+    return r / r.sum(axis=1, keepdims=True)
+
+
+def mixture_objective(params, X, targets, weights, n_components, sigma, penalty=THETA_PENALTY,
+                      centroid_penalty=CENTROID_PENALTY, center=None, spread=1.0):
+    """Negative mean conditional log-likelihood, penalized, and its gradient.
+
+    Parameters
+    ----------
+    params : ndarray
+        The centroids (K x D, row-major) followed by theta (C x K).
+    X : ndarray (n, D)
+        Labelled points.
+    targets : ndarray (n, C)
+        Label rows summing to one.
+    weights : ndarray (n,)
+        Positive weights.
+    n_components : int
+    sigma : float
+    penalty : float
+        ``penalty / 2 * sum(theta^2)`` is added.
+    centroid_penalty : float
+        ``centroid_penalty / 2 * sum_k ||m_k - center||^2 / spread`` is added.
+    center : ndarray (D,), optional
+        Default: zeros.
+    spread : float
+        The data's total variance (sum over features).
+
+    Returns
+    -------
+    f : float
+        -sum_i w_i sum_c t_ic log p(c | x_i) / sum_i w_i plus the penalties.
+    grad : ndarray
+        df / dparams.
+    """
+    n, D = X.shape
+    C = targets.shape[1]
+    K = n_components
+    centroids = params[:K * D].reshape(K, D)
+    theta = params[K * D:].reshape(C, K)
+    offset = centroids - (0.0 if center is None else center)
+    beta = _softmax_columns(theta)
+    r = component_responsibilities(X, centroids, sigma)
+    p = np.maximum(r @ beta.T, 1e-300)
+    omega = weights[:, None] * targets / weights.sum()
+    f = (-float(np.sum(omega * np.log(p))) + 0.5 * penalty * float(np.sum(theta * theta))
+         + 0.5 * centroid_penalty * float(np.sum(offset * offset)) / spread)
+    ratio = omega / p
+    gamma = beta * (ratio.T @ r)                          # (C, K): sum_i omega_ic r^c_ik
+    d_theta = gamma - beta * gamma.sum(axis=0, keepdims=True)
+    a = r * (ratio @ beta - omega.sum(axis=1, keepdims=True))
+    d_centroids = (a.T @ X - a.sum(axis=0)[:, None] * centroids) / (sigma * sigma)
+    grad = -np.concatenate([d_centroids.ravel(), d_theta.ravel()])
+    grad[:K * D] += centroid_penalty * offset.ravel() / spread
+    grad[K * D:] += penalty * theta.ravel()
+    return f, grad
+
+
+def _initial_parameters(X_init, init_weights, X, targets, weights, n_components, rng):
+    """Weighted k-means centroids on every point given (labelled or not), and theta
+    from the smoothed class counts of the labelled points nearest to each centroid."""
+    K = min(n_components, X_init.shape[0])
+    km = KMeans(n_clusters=K, n_init=3, random_state=rng.randint(2**31 - 1))
+    km.fit(X_init, sample_weight=init_weights)
+    centroids = km.cluster_centers_
+    nearest = km.predict(X)
+    counts = np.ones((targets.shape[1], K))
+    np.add.at(counts.T, nearest, weights[:, None] * targets)
+    return centroids, np.log(counts / counts.sum(axis=0, keepdims=True))
+
+
+def _fit_one(X, targets, weights, centroids, theta, sigma, max_iter, tol):
+    """L-BFGS from the given start: (centroids, theta, iterations)."""
+    K, D = centroids.shape
+    C = theta.shape[0]
+    center = np.average(X, axis=0, weights=weights)
+    spread = max(float(np.sum(np.average((X - center) ** 2, axis=0, weights=weights))), 1e-300)
+    start = np.concatenate([centroids.ravel(), theta.ravel()])
+    result = minimize(mixture_objective, start,
+                      args=(X, targets, weights, K, sigma, THETA_PENALTY, CENTROID_PENALTY,
+                            center, spread),
+                      jac=True, method="L-BFGS-B",
+                      options=dict(maxiter=max_iter, gtol=tol, ftol=1e-10))
+    params = result.x
+    return (params[:K * D].reshape(K, D).copy(), params[K * D:].reshape(C, K).copy(),
+            int(result.nit))
+
+
+def _mean_log_likelihood(X, targets, weights, centroids, theta, sigma):
+    p = component_responsibilities(X, centroids, sigma) @ _softmax_columns(theta).T
+    return float(np.sum(weights[:, None] * targets * np.log(np.maximum(p, 1e-300)))
+                 / weights.sum())
+
+
+# --------------------------------------------------------------------------- estimator
+
+class LearningMetric(ClassifierMixin, BaseEstimator):
+    """Supervised Riemannian distances from a discriminative mixture of labelled Gaussians.
+
+    Fits p(c | x) = sum_k beta_ck g_k(x) / sum_k g_k(x) to the labelled points,
+    then measures distances with the Fisher information of p(c | x): along the
+    straight path between two points, cut into ``n_pieces`` pieces, the length
+    is sum_t sqrt(delta^T J(x_t) delta) with x_t the middle of piece t.
+    Optionally the shortest paths through the complete graph of these straight
+    paths refine them (Floyd's algorithm in the paper; O(n^3)).
+
+    Also a classifier: ``predict_proba`` is the fitted p(c | x).
+
+    Parameters
+    ----------
+    n_components : int, list of int or "auto", default="auto"
+        Number of Gaussians K, or candidates for it; "auto" tries 1, 2, 4 and 8
+        per class (at most a third of the labelled points). Candidates are
+        compared by validation log-likelihood.
+    sigma : float, list of float or "auto", default="auto"
+        Common width (standard deviation) of the Gaussians, or candidates;
+        "auto" tries 2, 1, 1/2 and 1/4 times the root median squared distance
+        from the points to their nearest k-means centroid.
+    n_pieces : int, default=10
+        Pieces T of each straight path.
+    shortest_paths : bool, default=False
+        Replace the straight-path distances by graph shortest paths over them
+        (``pairwise_distances(X)`` only). O(n^3): seconds at n = 1000, minutes
+        at several thousand; the paper found straight paths about as good.
+    cv : int, cross-validation splitter or iterable, default=3
+        Folds (stratified by class) of the internal validation that chooses K
+        and sigma, a splitter (applied to the labelled points), or explicit
+        (train, test) index arrays over the rows of ``X`` (unlabelled rows in
+        them are ignored).
+        Skipped when both are given as single values.
+    max_iter : int, default=200
+        L-BFGS iterations per fit.
+    tol : float, default=1e-6
+        Gradient tolerance of L-BFGS.
+    random_state : int, RandomState or None
+        Seeds k-means and the validation folds.
+
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+    centroids_ : ndarray (K, n_features)
+        m_k.
+    beta_ : ndarray (n_classes, K)
+        Class probabilities of the components; columns sum to one.
+    sigma_ : float
+    n_components_ : int
+        K, the number of Gaussians.
+    validation_scores_ : list of dict
+        Mean held-out log-likelihood for every (n_components, sigma) tried.
+    log_likelihood_ : float
+        Mean conditional log-likelihood of the labelled training points.
+    n_iter_ : int
+        L-BFGS iterations of the final fit.
+    n_features_in_ : int
+
+    References
+    ----------
+    J. Peltonen, A. Klami, S. Kaski. Improved learning of Riemannian metrics for
+    exploratory analysis. Neural Networks 17, 2004.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nbembed.affinity.learning_metric import LearningMetric
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = (X[:, 0] > 0).astype(int)          # only the first feature matters
+    >>> lm = LearningMetric(n_components=4, sigma=0.5, random_state=0).fit(X, y)
+    >>> D = lm.pairwise_distances([[1.0, -1.0], [1.0, 1.0], [-0.5, 0.0], [0.5, 0.0]])
+    >>> bool(D[2, 3] > 10 * D[0, 1])           # across the class border vs along it
+    True
+    """
+
+    def __init__(self, n_components="auto", sigma="auto", *, n_pieces=10,
+                 shortest_paths=False, cv=3, max_iter=200, tol=1e-6, random_state=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.n_pieces = n_pieces
+        self.shortest_paths = shortest_paths
+        self.cv = cv
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    # -- fitting -----------------------------------------------------------------
+    def fit(self, X, y=None, *, soft_labels=None, sample_weight=None):
+        """Fit the conditional class density, choosing K and sigma by validation.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+            All points; unlabelled ones help place the initial centroids.
+        y : array-like (n_samples,), optional
+            Labels, -1 for unlabelled points (numeric labels).
+        soft_labels : array-like (n_samples, n_classes), optional
+            Probability rows (all-zero for unlabelled points); override ``y``
+            where given.
+        sample_weight : array-like (n_samples,), optional
+            Weight of each labelled point in the likelihood.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Without labels, with a single class, or with invalid parameters.
+        """
+        X = np.ascontiguousarray(validate_data(self, X, dtype=np.float64, ensure_min_samples=2))
+        targets, weights, self.classes_ = labels_from(y, soft_labels, sample_weight,
+                                                      X.shape[0])
+        check_number(self.n_pieces, "n_pieces", low=1, integer=True)
+        max_iter = check_number(self.max_iter, "max_iter", low=1, integer=True)
+        tol = check_number(self.tol, "tol", low=0, low_open=True)
+        rng = check_random_state(self.random_state)
+        lab = weights > 0
+        # Unlabelled points help place the initial centroids, with their sample
+        # weight (a weight of zero removes a point altogether).
+        unlabelled = ~lab if sample_weight is None else ~lab & (np.asarray(sample_weight) > 0)
+        Xl, Tl, wl, Xu = X[lab], targets[lab], weights[lab], X[unlabelled]
+        wu = np.ones(Xu.shape[0]) if sample_weight is None else \
+            np.asarray(sample_weight, dtype=np.float64)[unlabelled]
+        positions = np.full(X.shape[0], -1)        # row of X -> row of Xl
+        positions[lab] = np.arange(Xl.shape[0])
+        ks = self._component_grid(targets.shape[1], Xl.shape[0])
+        given = self._sigma_candidates()
+        self.validation_scores_ = []
+        # The products here are small: with several BLAS threads, their start-up and
+        # spinning cost up to 20x the arithmetic on a busy machine.
+        with threadpool_limits(1, user_api="blas"):
+            if len(ks) > 1 or given is None or len(given) > 1:
+                k, index = self._select(Xl, Tl, wl, (Xu, wu), ks, rng, max_iter, tol,
+                                        positions)
+            else:
+                k, index = ks[0], 0
+            (self.centroids_, theta, self.sigma_, self.n_iter_), = self._fit_widths(
+                Xl, Tl, wl, (Xu, wu), k, rng, max_iter, tol, only=index)
+        self.beta_ = _softmax_columns(theta)
+        self.n_components_ = self.centroids_.shape[0]
+        self.log_likelihood_ = _mean_log_likelihood(Xl, Tl, wl, self.centroids_, theta,
+                                                    self.sigma_)
+        return self
+
+    def _component_grid(self, n_classes, n_labelled):
+        if isinstance(self.n_components, str) and self.n_components == "auto":
+            cap = max(n_classes, n_labelled // 3)
+            return sorted({min(m * n_classes, cap) for m in COMPONENTS_PER_CLASS})
+        values = np.atleast_1d(self.n_components)
+        if values.size == 0 or values.dtype.kind not in "iu":
+            raise ValueError(f"n_components must be 'auto', an integer or a list of integers; "
+                             f"got {self.n_components!r}.")
+        return [check_number(int(v), "n_components", low=1, integer=True) for v in values]
+
+    def _sigma_candidates(self):
+        """The given widths, largest first, or None for "auto"."""
+        if isinstance(self.sigma, str):
+            if self.sigma == "auto":
+                return None
+            raise ValueError(f"sigma must be 'auto', a positive number or a list of them; "
+                             f"got {self.sigma!r}.")
+        values = np.atleast_1d(np.asarray(self.sigma, dtype=float))
+        if values.size == 0:
+            raise ValueError("sigma is an empty list; give at least one width or 'auto'.")
+        return sorted((check_number(float(v), "sigma", low=0, low_open=True) for v in values),
+                      reverse=True)
+
+    @staticmethod
+    def _sigma_grid(X, centroids):
+        sq = (np.einsum("ij,ij->i", X, X)[:, None] - 2.0 * X @ centroids.T
+              + np.einsum("ij,ij->i", centroids, centroids)[None, :])
+        scale = math.sqrt(max(float(np.median(np.maximum(sq.min(axis=1), 0.0))), 1e-24))
+        return [f * scale for f in SIGMA_FACTORS]
+
+    def _fit_widths(self, Xl, Tl, wl, unlabelled, k, rng, max_iter, tol, only=None):
+        """Fits with K components at every candidate width (or only the one with
+        index ``only``), each from the same k-means start: a list of (centroids,
+        theta, sigma, iterations). ``unlabelled`` is (points, weights) for the
+        k-means start."""
+        X_init = np.vstack([Xl, unlabelled[0]])
+        init_weights = np.concatenate([wl, unlabelled[1]])
+        centroids, theta = _initial_parameters(X_init, init_weights, Xl, Tl, wl, k, rng)
+        widths = self._sigma_candidates() or self._sigma_grid(X_init, centroids)
+        if only is not None:
+            widths = widths[only:only + 1]
+        fits = []
+        for s in widths:
+            m, t, iterations = _fit_one(Xl, Tl, wl, centroids, theta, s, max_iter, tol)
+            fits.append((m, t, s, iterations))
+        return fits
+
+    def _folds(self, Xl, Tl, rng, positions):
+        """Train/test index pairs of the internal validation over the labelled points."""
+        hard = np.argmax(Tl, axis=1)
+        if hasattr(self.cv, "split"):
+            return list(self.cv.split(Xl, hard))
+        if not isinstance(self.cv, numbers.Integral):
+            try:
+                splits = [(np.asarray(a), np.asarray(b)) for a, b in self.cv]
+            except (TypeError, ValueError):
+                raise ValueError(f"cv must be an integer >= 2, a cross-validation splitter or "
+                                 f"an iterable of (train, test) index arrays; got "
+                                 f"{self.cv!r}.") from None
+            # Explicit splits index the rows of X; keep their labelled points.
+            return [(positions[a][positions[a] >= 0], positions[b][positions[b] >= 0])
+                    for a, b in splits]
+        n_splits = check_number(self.cv, "cv", low=2, integer=True)
+        counts = np.bincount(hard)
+        seed = rng.randint(2**31 - 1)
+        if counts[counts > 0].min() >= n_splits:
+            return list(StratifiedKFold(n_splits, shuffle=True,
+                                        random_state=seed).split(Xl, hard))
+        return list(KFold(min(n_splits, Xl.shape[0]), shuffle=True,
+                          random_state=seed).split(Xl))
+
+    def _select(self, Xl, Tl, wl, unlabelled, ks, rng, max_iter, tol, positions):
+        """(K, index of the width) with the best mean held-out log-likelihood."""
+        scores = {}
+        for train, test in self._folds(Xl, Tl, rng, positions):
+            for k in ks:
+                fits = self._fit_widths(Xl[train], Tl[train], wl[train], unlabelled, k, rng,
+                                        max_iter, tol)
+                for index, (centroids, theta, s, _) in enumerate(fits):
+                    score = _mean_log_likelihood(Xl[test], Tl[test], wl[test], centroids,
+                                                 theta, s)
+                    scores.setdefault((k, index), []).append((score, s))
+        best, best_score = None, -np.inf
+        for (k, index), values in scores.items():
+            mean = float(np.mean([v for v, _ in values]))
+            self.validation_scores_.append(dict(
+                n_components=k, sigma=float(np.mean([s for _, s in values])),
+                validation_log_likelihood=mean))
+            if mean > best_score:
+                best, best_score = (k, index), mean
+        return best
+
+    # -- the model -----------------------------------------------------------------
+    def _check_X(self, X):
+        check_is_fitted(self, "centroids_")
+        return np.ascontiguousarray(validate_data(self, X, dtype=np.float64, reset=False))
+
+    def predict_proba(self, X):
+        """The fitted class posteriors p(c | x), shape (n_samples, n_classes)."""
+        X = self._check_X(X)
+        return component_responsibilities(X, self.centroids_, self.sigma_) @ self.beta_.T
+
+    def predict(self, X):
+        """The most probable class of each point."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def fisher_information(self, X):
+        """J(x) for every row of ``X``, shape (n_samples, n_features, n_features).
+
+        Symmetric positive semi-definite, of rank at most n_classes - 1.
+        """
+        X = self._check_X(X)
+        r = component_responsibilities(X, self.centroids_, self.sigma_)      # (n, K)
+        weighted = r[:, None, :] * self.beta_[None, :, :]                      # (n, C, K)
+        p = weighted.sum(axis=2)                                               # (n, C)
+        rc = weighted / np.maximum(p, 1e-300)[:, :, None]
+        scores = (rc @ self.centroids_ - (r @ self.centroids_)[:, None, :]) / self.sigma_ ** 2
+        return np.einsum("nc,ncd,nce->nde", p, scores, scores)
+
+    def pairwise_distances(self, X, Y=None):
+        """Learning-metric distances between the rows of ``X`` (and ``Y``).
+
+        Parameters
+        ----------
+        X : array-like (n_samples_X, n_features)
+        Y : array-like (n_samples_Y, n_features), optional
+            Defaults to ``X``: a symmetric matrix with a zero diagonal.
+
+        Returns
+        -------
+        ndarray (n_samples_X, n_samples_Y)
+
+        Raises
+        ------
+        ValueError
+            For ``shortest_paths=True`` with a separate ``Y``.
+        """
+        X = self._check_X(X)
+        same = Y is None
+        Y = X if same else self._check_X(Y)
+        if self.shortest_paths and not same:
+            raise ValueError("shortest_paths=True needs all points in one graph: call "
+                             "pairwise_distances(X) without Y.")
+        check_dense_allowed(max(X.shape[0], Y.shape[0]), what="Learning-metric distances",
+                            alternative="Compute them for a subsample")
+        n_pieces = check_number(self.n_pieces, "n_pieces", low=1, integer=True)
+        m = self.centroids_
+        m_sq = np.einsum("ij,ij->i", m, m)
+
+        def parts(Z):
+            z_sq = np.einsum("ij,ij->i", Z, Z)
+            H = np.ascontiguousarray(Z @ m.T)
+            A = np.maximum(z_sq[:, None] - 2.0 * H + m_sq[None, :], 0.0)
+            return A, H, z_sq
+
+        A1, H1, n1 = parts(X)
+        A2, H2, n2 = (A1, H1, n1) if same else parts(Y)
+        G = np.ascontiguousarray(X @ Y.T)
+        out = np.empty((X.shape[0], Y.shape[0]))
+        with _config.KERNEL_LOCK:
+            straight_path_distances(A1, H1, n1, A2, H2, n2, G,
+                                    np.ascontiguousarray(self.beta_), float(self.sigma_),
+                                    n_pieces, same, out)
+        if same and self.shortest_paths:
+            out = csgraph.shortest_path(out, method="D", directed=False)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = False
+        return tags

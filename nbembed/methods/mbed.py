@@ -78,7 +78,7 @@ def margin_criterion(Y, labels, directions):
     """How well the groups ``labels`` separate in Y; larger is better.
 
     K = 2: Fisher's J of the coordinate along w_1 (the normal of the boundary),
-    (mean_+ - mean_-)^2 / (var_+ + var_-). K > 2: the Hotelling-Lawley trace
+    ``(mean_+ - mean_-)^2 / (var_+ + var_-)``. K > 2: the Hotelling-Lawley trace
     tr(H E^-1) of the between-group (H) and within-group (E) scatter matrices.
     Both are invariant to the scale of Y. 0 when fewer than two groups are
     non-empty.
@@ -258,7 +258,7 @@ class ConjugateGradient:
     interpolation (Nocedal & Wright, Algorithms 3.5, 3.6 and 5.4), with the
     constants of C. E. Rasmussen's ``minimize.m``, which the paper used:
     sufficient decrease 0.01, curvature 0.5, extrapolation at most 3x, at most
-    20 evaluations per line search, the first step 1 / (1 + |g|^2) and each
+    20 evaluations per line search, the first step 1 / (1 + ‖g‖²) and each
     later first guess scaled by the ratio of the last two slopes (at most 100).
     One :meth:`iterate` is one line search.
 

@@ -117,7 +117,7 @@ class ParametricEmbeddingRun(Run):
     eta_r, eta_phi : float
         Regularization weights (live).
     tol : float
-        Converged when |dJ/dPhi| / n_samples <= tol.
+        Converged when ‖dJ/dPhi‖ / n_samples <= tol.
     n_iter : int
         Most rounds of the default schedule.
     annotations : Annotations, optional
@@ -128,7 +128,7 @@ class ParametricEmbeddingRun(Run):
         True once the class gradient is below ``tol`` or no step improves J.
     history : list of dict
         Per round: ``iteration``, ``cost`` (J), ``kl`` (mean KL divergence per
-        object), ``grad_norm`` (|dJ/dPhi| / n), ``newton_steps`` (mean per
+        object), ``grad_norm`` (‖dJ/dPhi‖ / n), ``newton_steps`` (mean per
         object over the round's solves), ``evaluations`` (solves of R in the
         round), ``step_length``, live parameters and ``seconds``.
     """
@@ -393,11 +393,11 @@ class ParametricEmbedding(EmbeddingEstimator):
 
     Finds object positions r_n and class positions phi_k such that the
     posteriors of a unit-variance Gaussian mixture centred on the classes,
-    p(c_k | r_n) proportional to p(c_k) exp(-|r_n - phi_k|^2 / 2), match the
+    p(c_k | r_n) proportional to p(c_k) exp(-‖r_n - phi_k‖^2 / 2), match the
     given p(c_k | x_n). Minimizes
 
     J = -sum_n sum_k p(c_k | x_n) log p(c_k | r_n)
-    + eta_r sum_n |r_n|^2 + eta_phi sum_k |phi_k|^2
+    + eta_r sum_n ‖r_n‖^2 + eta_phi sum_k ‖phi_k‖^2
 
     by alternating exact Newton solves for all objects with L-BFGS steps for
     the classes. Each round costs O(n K).
@@ -418,8 +418,8 @@ class ParametricEmbedding(EmbeddingEstimator):
         is 0.01 n, the balance of the paper's experiment at any n. Live (as a
         number).
     tol : float, default=1e-6
-        Stop when |dJ/dPhi| / n_samples <= tol (every object is solved to
-        |dJ/dr_n| <= 1e-9 in every round).
+        Stop when ‖dJ/dPhi‖ / n_samples <= tol (every object is solved to
+        ‖dJ/dr_n‖ <= 1e-9 in every round).
     max_iter : int, default=500
         Most rounds of the alternation.
     init : "random" or ndarray (n_classes, n_components), default="random"

@@ -6,7 +6,8 @@ Estimators follow the scikit-learn API and expose a resumable run protocol
 
 from .annotations import Annotations
 from .affinity import LearningMetric
-from .methods import HSSNE, SNE, Mbed, NeRV, ParametricEmbedding, SNeRV
+from .methods import (DNE, HSSNE, LFDA, LPP, MFA, PCA, SELF, SNE, SSDNE, SSLFDA, SSMFA, Mbed,
+                      NeRV, ParametricEmbedding, SNeRV, SpectralSSDR)
 from .optim import EarlyStopping, ProgressBar, Snapshots
 
 __version__ = "0.1.0.dev0"
@@ -21,5 +22,6 @@ def __getattr__(name):
 
 
 __all__ = ["Explorer", "HSSNE", "SNE", "Mbed", "NeRV", "SNeRV", "LearningMetric",
-           "ParametricEmbedding", "Annotations",
+           "ParametricEmbedding", "SpectralSSDR", "SSLFDA", "SSDNE", "SSMFA", "LPP", "LFDA",
+           "DNE", "MFA", "SELF", "PCA", "Annotations",
            "ProgressBar", "Snapshots", "EarlyStopping", "__version__"]

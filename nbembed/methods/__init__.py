@@ -4,8 +4,11 @@ from .hssne import HSSNE, HSSNERun
 from .mbed import Mbed, MbedRun
 from .nerv import NeRV, NeRVRun, SNeRV, SNeRVRun
 from .parametric import ParametricEmbedding, ParametricEmbeddingRun
+from .spectral import (DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, SpectralRun,
+                       SpectralSSDR)
 from .sne import SNE, SNERun
 
 __all__ = ["HSSNE", "HSSNERun", "SNE", "SNERun", "Mbed", "MbedRun", "NeRV", "NeRVRun", "SNeRV",
            "SNeRVRun", "ParametricEmbedding",
-           "ParametricEmbeddingRun"]
+           "ParametricEmbeddingRun", "SpectralSSDR", "SpectralRun", "SSLFDA", "SSDNE", "SSMFA",
+           "LPP", "LFDA", "DNE", "MFA", "SELF", "PCA"]

@@ -1,0 +1,781 @@
+"""Semi-supervised spectral dimensionality reduction (Chatpatanasiri & Kijsirikul).
+
+One linear framework covers PCA, LPP, LFDA, DNE, MFA, SELF and their
+semi-supervised versions SS-LFDA, SS-DNE and SS-MFA: with z_i = A x_i,
+
+    minimize  tr(A X^T L_C X A^T)   subject to   A X^T B X A^T = I,
+
+where C = C^l (from labels) + gamma C^u (from the neighbourhoods of all
+points) and L_C is its graph Laplacian. The solution is a regularized
+generalized symmetric eigenproblem; the KPCA trick makes every learner
+non-linear. See docs/spectral.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .. import _config
+from .._validation import check_labels, check_number, check_option
+from ..optim import LiveParameter, Run
+from ..optim.callbacks import as_list, call_all
+from ..spectral import costs, graphs, solver
+from ..spectral.kpca import KERNELS, KernelPCAMap
+from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # scikit-learn < 1.6
+    def validate_data(estimator, X, **kwargs):
+        return estimator._validate_data(X, **kwargs)
+
+GAMMA = LiveParameter("gamma", 0.0, math.inf, (0.0, 5.0), 0.05,
+                      "Weight of the neighbourhood cost (unlabelled data) against the label "
+                      "cost", label="γ")
+HADAMARD_POWER = LiveParameter("hadamard_power", 0.0, math.inf, (0.0, 8.0), 0.25,
+                               "Element-wise power r of the neighbourhood cost: r > 1 "
+                               "strengthens strong links relative to weak ones",
+                               label="Hadamard power")
+
+AXIS_SCALINGS = ("constraint", "unit")
+CONSTRAINTS = ("label", "label+neighbor")
+GAMMA_SCALES = ("relative", "absolute")
+_TINY = np.finfo(np.float64).tiny
+
+#: Hadamard powers whose neighbourhood matrices a run keeps, so a slider
+#: moving back and forth re-solves without rebuilding them.
+NEIGHBOR_CACHE_SIZE = 8
+
+MISSING_Y = ("requires y to be passed, but the target y is None: label_cost={!r} is built from "
+             "labels. Pass y with -1 for unlabelled points (or annotations), or use "
+             "label_cost=None.")
+
+
+def merge_labels(y, annotations, n):
+    """Labels from ``y`` and ``annotations`` (annotated points win), and the
+    annotations' must-link and cannot-link pairs."""
+    labels = np.full(n, -1, dtype=np.int64) if y is None else check_labels(y, n)
+    must = cannot = None
+    if annotations is not None:
+        if annotations.n_samples != n:
+            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                             f"{n}.")
+        annotated = annotations.to_labels()
+        labels = np.where(annotated >= 0, annotated, labels)
+        must = annotations.must_link_pairs()
+        cannot = annotations.cannot_link_pairs()
+    return labels, must, cannot
+
+
+class SpectralRun(Run):
+    """A one-shot spectral solve that follows the run protocol.
+
+    ``step`` solves the eigenproblem (``n_iter = 1``); further steps do
+    nothing. ``set_params(gamma=..., hadamard_power=...)`` and
+    ``set_annotations`` re-solve at once when the run has been solved, reusing
+    the neighbourhood graph; each new solution's axes are flipped to match the
+    previous embedding, so a slider does not mirror the picture.
+
+    Attributes
+    ----------
+    X : ndarray (n, r)
+        The training points in an orthonormal basis of their centred span.
+    feature_map : tuple or None
+        (mean, basis, kernel PCA map or None) taking inputs to those
+        coordinates: (phi(x) - mean) @ basis.
+    components : ndarray (n_components, r) or None
+        A in the basis of the training data's span (None before the solve).
+    eigenvalues : ndarray or None
+    ridge : float or None
+        The absolute ridge eps added to the constraint matrix.
+    neighbor_weight : float
+        The multiplier of C^u in the cost (gamma times the relative scale).
+    constraint_weight : float
+        The multiplier of X^T D_{C^u} X added to the constraint with
+        ``constraint="label+neighbor"``.
+    """
+
+    n_iter = 1
+
+    def __init__(self, coords, *, name, label_cost, neighbor_graph, labels, must_links,
+                 cannot_links, n_components, n_neighbors, gamma, hadamard_power, gamma_scale,
+                 beta, reg, axis_scaling, constraint, scales=None, init=None,
+                 feature_map=None):
+        self.name = name
+        self.scales = scales
+        self.X = coords
+        self.feature_map = feature_map
+        self.label_kind = label_cost
+        self.neighbor_graph = neighbor_graph
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.gamma = gamma
+        self.hadamard_power = hadamard_power
+        self.gamma_scale = gamma_scale
+        self.beta = beta
+        self.reg = reg
+        self.axis_scaling = axis_scaling
+        self.constraint = constraint
+        self.iteration = 0
+        self.history = []
+        self.components = self.eigenvalues = self.ridge = None
+        self.neighbor_weight = self.constraint_weight = 0.0
+        self._neighbor_cache = {}
+        self.live_parameters = {}
+        if neighbor_graph is not None:
+            if label_cost is not None:
+                self.live_parameters["gamma"] = GAMMA
+            self.live_parameters["hadamard_power"] = HADAMARD_POWER
+        self.annotation_kinds = () if label_cost is None else \
+            ("labels",) if label_cost == "lfda" else ("labels", "must_link", "cannot_link")
+        self._set_labels(labels, must_links, cannot_links)
+        n = coords.shape[0]
+        self._Z = np.zeros((n, n_components)) if init is None else np.array(init, dtype=float)
+        self._started = time.perf_counter()
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the embedding (``init`` or zeros before the solve)."""
+        return self._Z.copy()
+
+    @property
+    def cost(self):
+        """tr(A M_C A^T) at the current solution (NaN before the solve)."""
+        with _config.KERNEL_LOCK:
+            if self.components is None:
+                return math.nan
+            M_C, _ = self._matrices()
+            A = self.components
+            return float(np.trace(A @ M_C @ A.T))
+
+    # -- control -------------------------------------------------------------
+    def step(self, n=1, callbacks=None):
+        """Solve (the first time ``n >= 1``); later steps do nothing.
+
+        Parameters
+        ----------
+        n : int
+        callbacks : callable or list of callables, optional
+
+        Returns
+        -------
+        self
+        """
+        n = check_number(n, "n", low=0, integer=True)
+        callbacks = as_list(callbacks)
+        todo = min(n, self.n_iter - self.iteration)
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start(self, todo)
+        try:
+            if todo > 0:
+                with _config.KERNEL_LOCK:
+                    self._solve()
+                    self.iteration = 1
+                call_all(callbacks, self)
+        finally:
+            for cb in callbacks:
+                if hasattr(cb, "on_end"):
+                    cb.on_end(self)
+        return self
+
+    def set_params(self, **params):
+        """Change ``gamma`` and/or ``hadamard_power``; re-solve if solved.
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value outside its range; nothing changes.
+        """
+        checked = {}
+        for name, value in params.items():
+            if name not in self.live_parameters:
+                live = ", ".join(self.live_parameters) or "none"
+                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
+                                 f"parameters: {live}.")
+            checked[name] = self.live_parameters[name].validate(value)
+        with _config.KERNEL_LOCK:
+            for name, value in checked.items():
+                setattr(self, name, value)
+            if self.iteration:
+                self._solve()
+        return self
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use these labels (and, for DNE and MFA, must- and cannot-links).
+
+        Re-solves at once if the run has been solved. Labels from
+        ``annotations`` win over ``y`` where both label a point.
+
+        Raises
+        ------
+        ValueError
+            When the labels cannot define the label cost (see
+            :func:`nbembed.spectral.costs.check_labels_for_cost`); the run
+            keeps its previous labels.
+        """
+        if self.label_kind is None:
+            return self
+        labels, must, cannot = merge_labels(y, annotations, self.X.shape[0])
+        built = self._label_cost(labels, must, cannot)
+        with _config.KERNEL_LOCK:
+            self.labels = labels
+            self._label, self._M_label, self._label_scatter = built
+            if self.iteration:
+                self._solve()
+        return self
+
+    # -- internals -----------------------------------------------------------
+    def _label_cost(self, labels, must, cannot):
+        if self.label_kind is None:
+            return None, None, 0.0
+        if self.label_kind == "lfda":
+            must = cannot = None
+        label = costs.label_cost(self.X, labels, self.label_kind, self.n_neighbors, must, cannot,
+                                 scales=self.scales)
+        return label, costs.laplacian_form(self.X, label.cost), \
+            costs.weighted_scatter(self.X, label.cost)
+
+    def _set_labels(self, labels, must, cannot):
+        self.labels = labels
+        self._label, self._M_label, self._label_scatter = self._label_cost(labels, must, cannot)
+
+    def _neighbor_forms(self):
+        """(Laplacian form, degree form, weighted scatter) of (C^u)^(o r), cached by r."""
+        r = self.hadamard_power
+        if r not in self._neighbor_cache:
+            if len(self._neighbor_cache) >= NEIGHBOR_CACHE_SIZE:
+                self._neighbor_cache.pop(next(iter(self._neighbor_cache)))
+            W = graphs.hadamard_power(self.neighbor_graph, r)
+            L = costs.laplacian_form(self.X, W)
+            self._neighbor_cache[r] = (L, costs.degree_form(self.X, W), float(np.trace(L)))
+        return self._neighbor_cache[r]
+
+    def _matrices(self):
+        """The cost and constraint matrices M_C, M_B in the data basis."""
+        dim = self.X.shape[1]
+        identity = np.eye(dim)
+        if self._label is not None:
+            M_C = self._M_label.copy()
+            M_B = identity if self._label.constraint is None else self._label.constraint
+            self.neighbor_weight = self.constraint_weight = 0.0
+            if self.neighbor_graph is not None:
+                L_u, D_u, scatter_u = self._neighbor_forms()
+                self.neighbor_weight = self.constraint_weight = self.gamma
+                if self.gamma_scale == "relative":
+                    if self._label_scatter > 0 and scatter_u > 0:
+                        self.neighbor_weight *= self._label_scatter / scatter_u
+                    self.constraint_weight *= np.trace(M_B) / max(np.trace(D_u), _TINY)
+                M_C = M_C + self.neighbor_weight * L_u
+                if self.constraint == "label+neighbor":
+                    M_B = M_B + self.constraint_weight * D_u
+        elif self.neighbor_graph is not None:
+            M_C, M_B, _ = self._neighbor_forms()
+            self.neighbor_weight = 1.0
+        else:
+            M_C, M_B = np.zeros((dim, dim)), identity
+        if self.beta > 0:
+            M_C = (1.0 - self.beta) * M_C + self.beta * identity
+            M_B = (1.0 - self.beta) * M_B + self.beta * costs.scatter(self.X)
+        return M_C, M_B
+
+    def _solve(self):
+        M_C, M_B = self._matrices()
+        A, mu, eps = solver.solve(M_C, M_B, self.n_components, self.reg)
+        if self.axis_scaling == "unit":
+            A = A / np.linalg.norm(A, axis=1, keepdims=True)
+        Z = self.X @ A.T
+        signs = solver.align(Z, self._Z) if self.iteration else solver.orient(Z)
+        self.components = A * signs[:, None]
+        self.eigenvalues, self.ridge = mu, eps
+        self._Z = Z * signs
+        self.history.append(dict(iteration=1, cost=float(np.trace(A @ M_C @ A.T)),
+                                 neighbor_weight=self.neighbor_weight,
+                                 constraint_weight=self.constraint_weight,
+                                 seconds=time.perf_counter() - self._started,
+                                 **self.get_params()))
+
+
+#: Every setting of the framework, in the order of SpectralSSDR's __init__.
+SETTINGS = ("n_components", "label_cost", "neighbor_cost", "gamma", "hadamard_power",
+            "n_neighbors", "bandwidth", "gamma_scale", "beta", "constraint", "reg", "kernel",
+            "kernel_params", "axis_scaling")
+
+
+def _store_arguments(estimator, arguments):
+    """Store ``__init__``'s arguments unchanged, as scikit-learn requires."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+class SpectralSSDR(EmbeddingEstimator):
+    """Unified semi-supervised spectral dimensionality reduction.
+
+    Finds a linear map A (``components_``) minimizing
+    sum_ij C_ij ||A x_i - A x_j||^2 = 2 tr(A X^T L_C X A^T) subject to
+    A X^T B X A^T = I, with C = C^l + gamma C^u: a label cost C^l on labelled
+    pairs and a neighbourhood cost C^u on the k-NN graph of all points. The
+    solution is the bottom generalized eigenvectors of
+    (X^T L_C X, X^T B X + eps I). New points are projected with A (through the
+    same kernel PCA with ``kernel``).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension of the reduced space.
+    label_cost : {"lfda", "dne", "mfa"} or None, default="lfda"
+        The label cost and the constraint that comes with it: LFDA's local
+        within-class weights with B from the local between-class weights; DNE's
+        +1 (same-class neighbours) / -1 (other-class neighbours) with A A^T = I;
+        MFA's intrinsic graph with B from the penalty graph. None: no labels
+        (then the neighbourhood cost alone with LPP's B = D_{C^u}).
+    neighbor_cost : {"local_scaling", "heat"} or None, default="local_scaling"
+        C^u on the k-NN graph of all points: exp(-d_ij^2 / (sigma_i sigma_j))
+        with sigma_i the distance to the 7th neighbour, or the heat kernel
+        exp(-d_ij^2 / t). None: supervised (labels only).
+    gamma : float, default=1.0
+        Weight of C^u, >= 0. With ``gamma_scale="relative"`` it is relative:
+        gamma = 1 makes the two costs weigh the input distances equally,
+        sum abs(C^l_ij) ||x_i - x_j||^2 = sum w C^u_ij ||x_i - x_j||^2. Live.
+    hadamard_power : float, default=1.0
+        r >= 0: C^u is replaced by its element-wise power (C^u)^(o r). r > 1
+        strengthens strong links relative to weak ones (LPP* in the paper);
+        r = 0 gives the unweighted k-NN graph. Live.
+    n_neighbors : int, default=7
+        k of the k-NN graph of C^u and of the same- and other-class
+        neighbour graphs of DNE and MFA (lowered to the class sizes).
+    bandwidth : float or None, default=None
+        The heat kernel's t; None: the mean squared k-NN distance.
+    gamma_scale : {"relative", "absolute"}, default="relative"
+        "absolute" uses C = C^l + gamma C^u as written.
+    beta : float, default=0.0
+        Sugiyama's SELF regularization in [0, 1]: the cost becomes
+        (1 - beta) M_C + beta I and the constraint (1 - beta) M_B + beta S_t,
+        with S_t the total scatter of all points. beta = 1 is PCA.
+    constraint : {"label+neighbor", "label"}, default="label+neighbor"
+        B of a semi-supervised learner. "label": the label cost's own, as the
+        framework is written. "label+neighbor": that plus LPP's constraint
+        D_{C^u} with gamma times its trace, so that gamma -> 0 gives the
+        supervised learner and gamma -> infinity LPP; better in the
+        reproduction (docs/spectral.md), hence the default.
+    reg : float, default=1e-3
+        Ridge on the constraint, relative to its mean eigenvalue:
+        M_B + reg * tr(M_B) / r * I. Needed when M_B is singular (few labels).
+    kernel : {"rbf", "poly", "linear"}, callable or None, default=None
+        The KPCA trick: kernel PCA on the training points (every component
+        with a non-zero eigenvalue), the learner on those coordinates. A
+        callable is called as ``kernel(X, Y, **kernel_params)``.
+    kernel_params : dict or None, default=None
+        For the kernel; for "rbf" without gamma, 1 / median squared distance.
+    axis_scaling : {"constraint", "unit"}, default="constraint"
+        "constraint": the axes as the constraint normalizes them
+        (A M_B A^T = I); "unit": each axis a unit vector (in kernel PCA
+        coordinates with a kernel). Same subspace either way.
+
+    Attributes
+    ----------
+    components_ : ndarray (n_components, n_features) or (n_components, m)
+        A; with a kernel, in the m kernel PCA coordinates.
+    mean_ : ndarray
+        The training mean (of the kernel PCA coordinates with a kernel: zero).
+    embedding_ : ndarray (n_samples, n_components)
+        The training points in the reduced space.
+    eigenvalues_ : ndarray (n_components,)
+        mu_k = a_k^T M_C a_k, ascending.
+    objective_ : float
+        tr(A X^T L_C X A^T) = sum_ij C_ij ||z_i - z_j||^2 / 2 (with beta > 0
+        including its ridge term).
+    constraint_ridge_ : float
+        The absolute eps added to X^T B X.
+    neighbor_weight_ : float
+        The multiplier of C^u used.
+    constraint_weight_ : float
+        The multiplier of X^T D_{C^u} X in the constraint ("label+neighbor").
+    kernel_pca_ : KernelPCAMap or None
+    n_iter_ : int
+        1.
+    history_ : list of dict
+    n_features_in_ : int
+
+    References
+    ----------
+    R. Chatpatanasiri, B. Kijsirikul. A unified semi-supervised dimensionality
+    reduction framework for manifold learning. Neurocomputing 73, 2010.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from nbembed.methods.spectral import SpectralSSDR
+    >>> X, y = load_iris(return_X_y=True)
+    >>> y_partial = np.full_like(y, -1)
+    >>> y_partial[::10] = y[::10]
+    >>> model = SpectralSSDR(n_components=2, label_cost="lfda").fit(X, y_partial)
+    >>> model.transform(X[:3]).shape
+    (3, 2)
+    """
+
+    live_parameters = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
+    annotation_kinds = ("labels", "must_link", "cannot_link")
+
+    def __init__(self, n_components=2, *, label_cost="lfda", neighbor_cost="local_scaling",
+                 gamma=1.0, hadamard_power=1.0, n_neighbors=7, bandwidth=None,
+                 gamma_scale="relative", beta=0.0, constraint="label+neighbor", reg=1e-3,
+                 kernel=None, kernel_params=None, axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+    def _settings(self):
+        # Presets fix some settings as class attributes (FIXED) and leave them
+        # out of their __init__; every setting is read here.
+        return {name: getattr(self, name) for name in SETTINGS}
+
+    def _check_settings(self, n_samples, n_features):
+        s = self._settings()
+        n_components = check_number(s["n_components"], "n_components", low=1, integer=True)
+        label_cost = s["label_cost"]
+        if label_cost is not None:
+            check_option(label_cost, "label_cost", costs.LABEL_COSTS)
+        if s["neighbor_cost"] is not None:
+            check_option(s["neighbor_cost"], "neighbor_cost", costs.NEIGHBOR_COSTS)
+        beta = check_number(s["beta"], "beta", low=0, high=1)
+        if label_cost is None and s["neighbor_cost"] is None and beta < 1:
+            raise ValueError("label_cost=None and neighbor_cost=None leave nothing to "
+                             "optimize; choose a cost, or beta=1 for PCA.")
+        n_neighbors = check_number(s["n_neighbors"], "n_neighbors", low=1, integer=True)
+        if n_neighbors >= n_samples:
+            raise ValueError(f"n_neighbors = {n_neighbors} must be less than n_samples = "
+                             f"{n_samples}: a point has only n_samples - 1 neighbours. Use a "
+                             f"smaller n_neighbors.")
+        if s["kernel"] is None and n_components > n_features:
+            raise ValueError(f"n_components = {n_components} is larger than n_features = "
+                             f"{n_features}; a linear projection has at most n_features "
+                             f"components. Use n_components <= {n_features}, or a kernel "
+                             f"(the KPCA trick).")
+        if s["kernel"] is not None and not callable(s["kernel"]):
+            check_option(s["kernel"], "kernel", KERNELS)
+        if s["bandwidth"] is not None:
+            check_number(s["bandwidth"], "bandwidth", low=0, low_open=True)
+        return dict(n_components=n_components, label_cost=label_cost,
+                    neighbor_cost=s["neighbor_cost"], n_neighbors=n_neighbors,
+                    gamma=GAMMA.validate(s["gamma"]),
+                    hadamard_power=HADAMARD_POWER.validate(s["hadamard_power"]),
+                    gamma_scale=check_option(s["gamma_scale"], "gamma_scale", GAMMA_SCALES),
+                    beta=beta, reg=check_number(s["reg"], "reg", low=0),
+                    constraint=check_option(s["constraint"], "constraint", CONSTRAINTS),
+                    axis_scaling=check_option(s["axis_scaling"], "axis_scaling",
+                                              AXIS_SCALINGS))
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        """Build the graphs and the label cost; return an unsolved run.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : array-like of int (n_samples,), optional
+            Class labels, -1 for unlabelled points.
+        annotations : Annotations, optional
+            Hard labels (and must-/cannot-links for DNE and MFA).
+        init : ndarray (n_samples, n_components), optional
+            Shown as the run's embedding before the solve; the solution does
+            not depend on it.
+
+        Returns
+        -------
+        SpectralRun
+        """
+        X_checked = validate_input(X, min_samples=2)
+        validate_data(self, X, reset=True)
+        n, n_features = X_checked.shape
+        s = self._check_settings(n, n_features)
+        if s["label_cost"] is not None and y is None and annotations is None:
+            raise ValueError(MISSING_Y.format(s["label_cost"]))
+        labels, must, cannot = merge_labels(y, annotations, n)
+        settings = self._settings()
+        features = X_checked
+        kernel_map = None
+        if settings["kernel"] is not None:
+            kernel_map = KernelPCAMap(settings["kernel"], settings["kernel_params"])
+            features = kernel_map.fit_transform(X_checked)
+        mean, basis, coords = solver.data_basis(features)
+        rank = coords.shape[1]
+        if s["n_components"] > rank:
+            space = "kernel PCA coordinates" if kernel_map is not None else "data"
+            raise ValueError(f"n_components = {s['n_components']} is larger than the rank of "
+                             f"the centred {space}, {rank}: there are only {rank} directions "
+                             f"along which the training points vary.")
+        neighbor_graph = scales = None
+        if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
+            k_query = min(max(s["n_neighbors"], graphs.LOCAL_SCALE_NEIGHBOR), n - 1)
+            distances, indices = graphs.knn_distances(coords, k_query)
+            scales = graphs.local_scales(distances, graphs.LOCAL_SCALE_NEIGHBOR)
+        if s["neighbor_cost"] is not None:
+            neighbor_graph, _ = graphs.neighbourhood_affinity(
+                distances, indices, s["neighbor_cost"], s["n_neighbors"],
+                bandwidth=settings["bandwidth"])
+        if init is not None:
+            init = np.asarray(init, dtype=np.float64)
+            if init.shape != (n, s["n_components"]):
+                raise ValueError(f"init must have shape (n_samples, n_components) = "
+                                 f"{(n, s['n_components'])}; got {init.shape}.")
+        return SpectralRun(coords, name=type(self).__name__, labels=labels, must_links=must,
+                           cannot_links=cannot, neighbor_graph=neighbor_graph, scales=scales,
+                           init=init,
+                           feature_map=(mean, basis, kernel_map),
+                           **{k: v for k, v in s.items() if k != "neighbor_cost"})
+
+    def _store_fitted(self, run):
+        mean, basis, kernel_map = run.feature_map
+        self.components_ = run.components @ basis.T
+        self.mean_ = mean
+        self.kernel_pca_ = kernel_map
+        self.embedding_ = run.embedding
+        self.eigenvalues_ = run.eigenvalues
+        self.objective_ = run.history[-1]["cost"]
+        self.constraint_ridge_ = run.ridge
+        self.neighbor_weight_ = run.neighbor_weight
+        self.constraint_weight_ = run.constraint_weight
+        self.n_iter_ = run.iteration
+        self.history_ = run.history
+        self._n_features_out = self.embedding_.shape[1]
+
+    def transform(self, X):
+        """Project new points: A (phi(x) - mean) with phi the kernel PCA map or the identity.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray (n_samples, n_components)
+        """
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        features = X if self.kernel_pca_ is None else self.kernel_pca_.transform(X)
+        return (features - self.mean_) @ self.components_.T
+
+    def as_init(self, X=None, n_components=None):
+        """Coordinates to start an SNE-family method from, e.g. ``HSSNE.fit(X, init=...)``.
+
+        The projection of ``X`` (the training points by default) on the first
+        ``n_components`` axes, scaled so the first axis has standard deviation
+        1e-4, as nbembed's PCA start: small, so early exaggeration can work.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), optional
+        n_components : int, optional
+            Leading axes to keep; all by default.
+
+        Returns
+        -------
+        ndarray (n_samples, n_components)
+        """
+        check_is_fitted(self, "components_")
+        Z = self.embedding_ if X is None else self.transform(X)
+        d = Z.shape[1]
+        k = d if n_components is None else check_number(n_components, "n_components", low=1,
+                                                        high=d, integer=True)
+        Z = Z[:, :k]
+        std = Z[:, 0].std()
+        return Z / std * INIT_SCALE if std > 0 else Z.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self._settings()["label_cost"] is not None
+        return tags
+
+
+# -- presets: thin configurations of the framework ----------------------------------------
+_SEMI_SUPERVISED_LIVE = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
+_LINK_KINDS = ("labels", "must_link", "cannot_link")
+
+
+class _Preset(SpectralSSDR):
+    """A named configuration: the settings it does not take are fixed class attributes."""
+
+    label_cost = None
+    neighbor_cost = None
+    gamma = 1.0
+    hadamard_power = 1.0
+    n_neighbors = 7
+    bandwidth = None
+    gamma_scale = "relative"
+    beta = 0.0
+    constraint = "label+neighbor"
+    reg = 1e-3
+    kernel = None
+    kernel_params = None
+    axis_scaling = "constraint"
+
+
+class SSLFDA(_Preset):
+    """Semi-supervised local Fisher discriminant analysis (SS-LFDA).
+
+    LFDA's label cost (local within-class weights) and constraint (local
+    between-class scatter) plus gamma times the neighbourhood cost of all
+    points. Parameters as in :class:`SpectralSSDR`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_wine
+    >>> from nbembed.methods.spectral import SSLFDA
+    >>> X, y = load_wine(return_X_y=True)
+    >>> y_partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    >>> SSLFDA(n_components=2, gamma=1.0).fit_transform(X, y_partial).shape
+    (178, 2)
+    """
+
+    label_cost = "lfda"
+    live_parameters = _SEMI_SUPERVISED_LIVE
+    annotation_kinds = ("labels",)
+
+    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
+                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
+                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class SSDNE(_Preset):
+    """Semi-supervised discriminant neighbourhood embedding (SS-DNE).
+
+    DNE's label cost (+1 for same-class neighbours, -1 for other-class
+    neighbours) with A A^T = I, plus gamma times the neighbourhood cost.
+    Must-links and cannot-links from annotations join the +1 and -1 pairs.
+    Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "dne"
+    live_parameters = _SEMI_SUPERVISED_LIVE
+    annotation_kinds = _LINK_KINDS
+
+    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
+                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
+                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class SSMFA(_Preset):
+    """Semi-supervised marginal Fisher analysis (SS-MFA).
+
+    MFA's intrinsic graph (same-class neighbours) as the label cost and its
+    penalty graph (other-class neighbours) as the constraint, plus gamma times
+    the neighbourhood cost. Must-links and cannot-links join the two graphs.
+    Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "mfa"
+    live_parameters = _SEMI_SUPERVISED_LIVE
+    annotation_kinds = _LINK_KINDS
+
+    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
+                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
+                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class LPP(_Preset):
+    """Locality preserving projections: C = C^u, B = D_{C^u}; no labels.
+
+    With ``hadamard_power`` > 1 this is the paper's LPP*. Parameters as in
+    :class:`SpectralSSDR`; the default neighbourhood cost is He & Niyogi's
+    heat kernel.
+    """
+
+    live_parameters = {"hadamard_power": HADAMARD_POWER}
+    annotation_kinds = ()
+
+    def __init__(self, n_components=2, *, neighbor_cost="heat", hadamard_power=1.0,
+                 n_neighbors=7, bandwidth=None, reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class LFDA(_Preset):
+    """Local Fisher discriminant analysis (Sugiyama), labelled points only.
+
+    Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "lfda"
+    live_parameters = {}
+    annotation_kinds = ("labels",)
+
+    def __init__(self, n_components=2, *, reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class DNE(_Preset):
+    """Discriminant neighbourhood embedding, labelled points only.
+
+    Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "dne"
+    live_parameters = {}
+    annotation_kinds = _LINK_KINDS
+
+    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
+                 kernel_params=None, axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class MFA(_Preset):
+    """Marginal Fisher analysis, labelled points only.
+
+    Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "mfa"
+    live_parameters = {}
+    annotation_kinds = _LINK_KINDS
+
+    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
+                 kernel_params=None, axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class SELF(_Preset):
+    """Sugiyama's SELF: LFDA regularized toward PCA on all points.
+
+    Cost (1 - beta) S_lw + beta I, constraint (1 - beta) S_lb + beta S_t
+    (S_t the total scatter of labelled and unlabelled points). beta = 0 is
+    LFDA, beta = 1 PCA. The identity makes it depend on the scale of X, as in
+    Sugiyama's definition. Parameters as in :class:`SpectralSSDR`.
+    """
+
+    label_cost = "lfda"
+    live_parameters = {}
+    annotation_kinds = ("labels",)
+
+    def __init__(self, n_components=2, *, beta=0.5, reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class PCA(_Preset):
+    """Principal component analysis inside the framework (a sanity baseline).
+
+    SELF's beta = 1: cost I, constraint S_t, so the bottom generalized
+    eigenvectors are the top principal axes; with ``axis_scaling="unit"``
+    the components are scikit-learn's (up to sign). With a kernel, kernel PCA.
+    """
+
+    beta = 1.0
+    live_parameters = {}
+    annotation_kinds = ()
+
+    def __init__(self, n_components=2, *, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())

@@ -30,7 +30,7 @@ from .. import _config
 from .._kernels import mbed as kernels
 from .._validation import check_dense_allowed, check_labels, check_number
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import as_list, call_all
+from ..optim.callbacks import call_all
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
 
 logger = logging.getLogger("nbembed")
@@ -520,38 +520,15 @@ class MbedRun(Run):
             return float(f)
 
     # -- control -------------------------------------------------------------
-    def step(self, n=1, callbacks=None):
-        """Advance ``n`` conjugate-gradient iterations (fewer if a callback asks to stop).
-
-        Parameters
-        ----------
-        n : int
-        callbacks : callable or list of callables, optional
-            Called as ``callback(run)`` after each iteration; True stops.
-
-        Returns
-        -------
-        self
-        """
-        n = check_number(n, "n", low=0, integer=True)
-        callbacks = as_list(callbacks)
-        for cb in callbacks:
-            if hasattr(cb, "on_start"):
-                cb.on_start(self, n)
-        try:
-            if n > 0 and not self.history:
-                with _config.KERNEL_LOCK:
-                    self._record()
-            for _ in range(n):
-                with _config.KERNEL_LOCK:
-                    self._iterate()
-                if callbacks and call_all(callbacks, self):
-                    break
-        finally:
-            for cb in callbacks:
-                if hasattr(cb, "on_end"):
-                    cb.on_end(self)
-        return self
+    def _advance(self, n, callbacks):
+        if n > 0 and not self.history:
+            with _config.KERNEL_LOCK:
+                self._record()
+        for _ in range(n):
+            with _config.KERNEL_LOCK:
+                self._iterate()
+            if callbacks and call_all(callbacks, self):
+                break
 
     def run(self, callbacks=None):
         """Run the rest of the schedule (what ``fit`` does)."""

@@ -39,7 +39,7 @@ from .._validation import check_dense_allowed, check_labels, check_number, check
 from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import as_list, call_all
+from ..optim.callbacks import call_all
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
 
@@ -412,13 +412,7 @@ class NeRVRun(Run):
         ValueError, TypeError
             For an unknown name or a value outside its range; nothing changes.
         """
-        checked = {}
-        for name, value in params.items():
-            if name not in self.live_parameters:
-                live = ", ".join(self.live_parameters)
-                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
-                                 f"parameters: {live}.")
-            checked[name] = self.live_parameters[name].validate(value)
+        checked = self.check_params(params)
         with _config.KERNEL_LOCK:
             if "tradeoff" in checked:
                 self.tradeoff = checked["tradeoff"]
@@ -427,42 +421,19 @@ class NeRVRun(Run):
                 self._record(evaluations=1, step_length=0.0)
         return self
 
-    def step(self, n=1, callbacks=None):
-        """Advance ``n`` iterations (fewer if a callback returns True).
-
-        Parameters
-        ----------
-        n : int
-        callbacks : callable or list of callables, optional
-            Called as ``callback(run)`` after each iteration; True stops.
-
-        Returns
-        -------
-        self
-        """
-        n = check_number(n, "n", low=0, integer=True)
-        callbacks = as_list(callbacks)
-        for cb in callbacks:
-            if hasattr(cb, "on_start"):
-                cb.on_start(self, n)
-        try:
-            if n > 0 and not self.history:
-                with _config.KERNEL_LOCK:
-                    self._record(evaluations=0, step_length=0.0)
-            for _ in range(n):
-                with _config.KERNEL_LOCK:
-                    if self._follow_schedule():
-                        self._record(evaluations=1, step_length=0.0)
-                    evaluations, moved = self._iterate()
-                    self.iteration += 1
-                    self._record(evaluations=evaluations, step_length=moved)
-                if callbacks and call_all(callbacks, self):
-                    break
-        finally:
-            for cb in callbacks:
-                if hasattr(cb, "on_end"):
-                    cb.on_end(self)
-        return self
+    def _advance(self, n, callbacks):
+        if n > 0 and not self.history:
+            with _config.KERNEL_LOCK:
+                self._record(evaluations=0, step_length=0.0)
+        for _ in range(n):
+            with _config.KERNEL_LOCK:
+                if self._follow_schedule():
+                    self._record(evaluations=1, step_length=0.0)
+                evaluations, moved = self._iterate()
+                self.iteration += 1
+                self._record(evaluations=evaluations, step_length=moved)
+            if callbacks and call_all(callbacks, self):
+                break
 
     # -- internals -----------------------------------------------------------
     def _iterate(self):

@@ -34,7 +34,7 @@ from .._kernels import parametric as kernels
 from .._validation import check_data, check_number, check_option
 from ..annotations import Annotations
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import as_list, call_all
+from ..optim.callbacks import call_all
 from ..posteriors import annotation_posteriors, check_posteriors, check_priors
 from ._base import EmbeddingEstimator, enable_verbose_logging
 
@@ -213,13 +213,7 @@ class ParametricEmbeddingRun(Run):
         ValueError, TypeError
             For an unknown name or a value outside its range; nothing changes.
         """
-        checked = {}
-        for name, value in params.items():
-            if name not in self.live_parameters:
-                live = ", ".join(self.live_parameters)
-                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
-                                 f"parameters: {live}.")
-            checked[name] = self.live_parameters[name].validate(value)
+        checked = self.check_params(params)
         with _config.KERNEL_LOCK:
             for name, value in checked.items():
                 setattr(self, name, value)
@@ -249,42 +243,19 @@ class ParametricEmbeddingRun(Run):
             self._use_posteriors(P)
         return self
 
-    def step(self, n=1, callbacks=None):
-        """Advance ``n`` rounds (fewer once converged or if a callback asks to stop).
-
-        Parameters
-        ----------
-        n : int
-        callbacks : callable or list of callables, optional
-            Called as ``callback(run)`` after each round; True stops.
-
-        Returns
-        -------
-        self
-        """
-        n = check_number(n, "n", low=0, integer=True)
-        callbacks = as_list(callbacks)
-        for cb in callbacks:
-            if hasattr(cb, "on_start"):
-                cb.on_start(self, n)
-        try:
-            if n > 0 and not self.history:
-                with _config.KERNEL_LOCK:
-                    self._record({})
-            for _ in range(n):
-                if self.converged:
-                    break
-                with _config.KERNEL_LOCK:
-                    stats = self._round()
-                    self.iteration += 1
-                    self._record(stats)
-                if callbacks and call_all(callbacks, self):
-                    break
-        finally:
-            for cb in callbacks:
-                if hasattr(cb, "on_end"):
-                    cb.on_end(self)
-        return self
+    def _advance(self, n, callbacks):
+        if n > 0 and not self.history:
+            with _config.KERNEL_LOCK:
+                self._record({})
+        for _ in range(n):
+            if self.converged:
+                break
+            with _config.KERNEL_LOCK:
+                stats = self._round()
+                self.iteration += 1
+                self._record(stats)
+            if callbacks and call_all(callbacks, self):
+                break
 
     # -- internals -----------------------------------------------------------
     def _evaluate(self, Phi, R, max_newton):

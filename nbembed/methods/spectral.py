@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _config
 from .._validation import check_labels, check_number, check_option
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import as_list, call_all
+from ..optim.callbacks import call_all
 from ..spectral import costs, graphs, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
@@ -154,35 +154,13 @@ class SpectralRun(Run):
             return float(np.trace(A @ M_C @ A.T))
 
     # -- control -------------------------------------------------------------
-    def step(self, n=1, callbacks=None):
-        """Solve (the first time ``n >= 1``); later steps do nothing.
-
-        Parameters
-        ----------
-        n : int
-        callbacks : callable or list of callables, optional
-
-        Returns
-        -------
-        self
-        """
-        n = check_number(n, "n", low=0, integer=True)
-        callbacks = as_list(callbacks)
-        todo = min(n, self.n_iter - self.iteration)
-        for cb in callbacks:
-            if hasattr(cb, "on_start"):
-                cb.on_start(self, todo)
-        try:
-            if todo > 0:
-                with _config.KERNEL_LOCK:
-                    self._solve()
-                    self.iteration = 1
-                call_all(callbacks, self)
-        finally:
-            for cb in callbacks:
-                if hasattr(cb, "on_end"):
-                    cb.on_end(self)
-        return self
+    def _advance(self, n, callbacks):
+        # Solve the first time n >= 1; later steps do nothing.
+        if n > 0 and self.iteration < self.n_iter:
+            with _config.KERNEL_LOCK:
+                self._solve()
+                self.iteration = 1
+            call_all(callbacks, self)
 
     def set_params(self, **params):
         """Change ``gamma`` and/or ``hadamard_power``; re-solve if solved.
@@ -192,13 +170,7 @@ class SpectralRun(Run):
         ValueError, TypeError
             For an unknown name or a value outside its range; nothing changes.
         """
-        checked = {}
-        for name, value in params.items():
-            if name not in self.live_parameters:
-                live = ", ".join(self.live_parameters) or "none"
-                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
-                                 f"parameters: {live}.")
-            checked[name] = self.live_parameters[name].validate(value)
+        checked = self.check_params(params)
         with _config.KERNEL_LOCK:
             for name, value in checked.items():
                 setattr(self, name, value)

@@ -22,6 +22,9 @@ changing its parameters never interleave inside an iteration.
 
 from __future__ import annotations
 
+from .._validation import check_number
+from .callbacks import as_list
+
 #: Names used in ``annotation_kinds``: which parts of
 #: :class:`~nbembed.Annotations` a method reads.
 ANNOTATION_KINDS = ("labels", "soft_labels", "must_link", "cannot_link")
@@ -81,9 +84,59 @@ class Run:
         return {name: getattr(self, name) for name in self.live_parameters}
 
     # -- control -------------------------------------------------------------
-    def step(self, n=1, callbacks=None):  # pragma: no cover - abstract
-        """Advance ``n`` iterations (fewer if a callback returns True); return self."""
+    def step(self, n=1, callbacks=None):
+        """Advance ``n`` iterations (fewer if a callback asks to stop).
+
+        Parameters
+        ----------
+        n : int
+        callbacks : callable or list of callables, optional
+            Called as ``callback(run)`` after each iteration; True stops.
+            Objects with ``on_start(run, n)`` / ``on_end(run)`` hear about
+            the call's start and end too.
+
+        Returns
+        -------
+        self
+        """
+        n = check_number(n, "n", low=0, integer=True)
+        callbacks = as_list(callbacks)
+        for cb in callbacks:
+            if hasattr(cb, "on_start"):
+                cb.on_start(self, n)
+        try:
+            self._advance(n, callbacks)
+        finally:
+            for cb in callbacks:
+                if hasattr(cb, "on_end"):
+                    cb.on_end(self)
+        return self
+
+    def _advance(self, n, callbacks):  # pragma: no cover - abstract
+        """Do up to ``n`` iterations, calling ``callbacks`` after each."""
         raise NotImplementedError
+
+    def check_params(self, params):
+        """Validate live parameter values without changing anything.
+
+        Returns
+        -------
+        dict
+            Name -> validated value.
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value outside its range.
+        """
+        checked = {}
+        for name, value in params.items():
+            if name not in self.live_parameters:
+                live = ", ".join(self.live_parameters) or "none"
+                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
+                                 f"parameters: {live}.")
+            checked[name] = self.live_parameters[name].validate(value)
+        return checked
 
     def run(self, callbacks=None):
         """Run the rest of the default schedule (what ``fit`` does)."""

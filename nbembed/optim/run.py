@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _config
 from .._validation import check_number
-from .callbacks import as_list, call_all
+from .callbacks import call_all
 from .optimizers import FixedPoint, MomentumGains
 from .protocol import Run
 
@@ -161,13 +161,7 @@ class EmbeddingRun(Run):
         ValueError, TypeError
             For an unknown name or a value outside its range; nothing changes.
         """
-        checked = {}
-        for name, value in params.items():
-            if name not in self.live_parameters:
-                live = ", ".join(self.live_parameters) or "none"
-                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
-                                 f"parameters: {live}.")
-            checked[name] = self.live_parameters[name].validate(value)
+        checked = self.check_params(params)
         with _config.KERNEL_LOCK:
             self._apply_params(**checked)
             # The objective changed: old momentum and the divergence baseline
@@ -175,32 +169,6 @@ class EmbeddingRun(Run):
             self._gradient_descent.reset()
             self._fixed_point.reset()
             self._good_cost = None
-        return self
-
-    def step(self, n=1, callbacks=None):
-        """Advance ``n`` iterations (fewer if a callback asks to stop).
-
-        Parameters
-        ----------
-        n : int
-        callbacks : callable or list of callables, optional
-            Called as ``callback(run)`` after each iteration; True stops.
-
-        Returns
-        -------
-        self
-        """
-        n = check_number(n, "n", low=0, integer=True)
-        callbacks = as_list(callbacks)
-        for cb in callbacks:
-            if hasattr(cb, "on_start"):
-                cb.on_start(self, n)
-        try:
-            self._advance(n, callbacks)
-        finally:
-            for cb in callbacks:
-                if hasattr(cb, "on_end"):
-                    cb.on_end(self)
         return self
 
     # -- internals -----------------------------------------------------------

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, JIT_PARALLEL
-from .nerv import exp_nonpositive
+from .fastexp import exp_nonpositive
 
 
 @njit(**JIT)

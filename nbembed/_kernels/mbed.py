@@ -16,7 +16,7 @@ Speed: the pairs of a row are handled through a row buffer (one loop over the
 dimensions writing tau for all j, then one loop over j), so every inner loop
 runs over contiguous memory and vectorizes for any dimension. ``math.exp``
 does not vectorize without a vector math library; :func:`exp_neg` does (a
-range reduction and a polynomial, relative error below 1e-13).
+range reduction and a polynomial, see nbembed/_kernels/fastexp.py).
 
 nbembed/_kernels/sne.py computes the same cost with a sparse M and ``math.exp``;
 it stays the kernel for sparse neighbourhoods. Mbed's neighbourhoods are wide
@@ -33,62 +33,19 @@ import math
 
 import numpy as np
 from numba import njit, prange
-from numba.core import types
-from numba.extending import intrinsic
 from scipy.special import logsumexp, xlogy
 
 from .._config import JIT, JIT_PARALLEL
+from .fastexp import exp_nonpositive
 
 #: A squared distance standing for "not a neighbour" (the pair i, i): large
 #: enough for exp(-tau) to be 0, finite so that 0 * BIG = 0.
 BIG = 1e300
 
-_LOG2E = 1.4426950408889634
-_LN2 = 0.6931471805599453
-#: 1.5 * 2^52: adding it to an integer-valued double puts the integer in the
-#: low bits of the mantissa.
-_ROUND = 6755399441055744.0
-_ROUND_BITS = 0x4338000000000000
-
-
-@intrinsic
-def _bits_of(typingctx, x):
-    """The bits of a float64 as an int64 (a no-op that LLVM vectorizes)."""
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-
-    return sig, codegen
-
-
-@intrinsic
-def _float_from_bits(typingctx, bits):
-    """The float64 whose bits are the int64 ``bits``."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-
-    return sig, codegen
-
-
 @njit(inline="always", **JIT)
 def exp_neg(tau):
-    """exp(-tau) for tau >= 0, vectorizable; 0 for tau >= 708.
-
-    exp(-tau) = 2^-k exp(r ln 2) with k the integer nearest tau log2(e) and
-    |r| <= 1/2; exp on [-0.35, 0.35] by its Taylor series to degree 12.
-    """
-    t = min(tau, 1000.0) * _LOG2E
-    kf = math.floor(t + 0.5)
-    k = _bits_of(kf + _ROUND) - _ROUND_BITS
-    r = (kf - t) * _LN2
-    p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-        1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-            1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r / 479001600)))))))))))
-    scaled = p * _float_from_bits((1023 - k) << 52)
-    return scaled if tau < 708.0 else 0.0
+    """exp(-tau) for tau >= 0, vectorizable (see :mod:`.fastexp`); 0 for tau >= 708."""
+    return exp_nonpositive(-tau) if tau < 708.0 else 0.0
 
 
 @njit(**JIT)

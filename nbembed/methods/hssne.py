@@ -56,7 +56,7 @@ def _p_log_p(P):
 class HSSNERun(EmbeddingRun):
     """A resumable HSSNE optimization (see :class:`~nbembed.optim.EmbeddingRun`).
 
-    Live parameters: ``alpha`` and ``rho``; :meth:`set_must_links` replaces
+    Live parameters: ``alpha`` and ``rho``; :meth:`set_annotations` replaces
     the constraints while running.
     """
 

@@ -286,6 +286,11 @@ class RunWorker:
         if (changed or work["extend"]) and run.done:
             self._budget = self.extra_iterations
         if changed:
+            # An iteration may now cost far more (another kernel family, a
+            # first compilation): start small again so the next frame, which
+            # shows the change, comes at once instead of after a long call
+            # sized for the old cost.
+            self._sizer.reset()
             self._on_step(run, True)
 
     def _step(self):

@@ -37,30 +37,17 @@ from scipy.special import logsumexp, xlogy
 
 from .._config import JIT, JIT_PARALLEL
 from .fastexp import exp_nonpositive
+from .rows import row_squared_distances
 
 #: A squared distance standing for "not a neighbour" (the pair i, i): large
 #: enough for exp(-tau) to be 0, finite so that 0 * BIG = 0.
 BIG = 1e300
 
+
 @njit(inline="always", **JIT)
 def exp_neg(tau):
     """exp(-tau) for tau >= 0, vectorizable (see :mod:`.fastexp`); 0 for tau >= 708."""
     return exp_nonpositive(-tau) if tau < 708.0 else 0.0
-
-
-@njit(**JIT)
-def _row_sq_distances(Yt, i, buf):
-    """buf[j] = ||y_i - y_j||^2 for every j, BIG at j = i."""
-    d, n = Yt.shape
-    for j in range(n):
-        buf[j] = 0.0
-    for k in range(d):
-        yk = Yt[k]
-        a = yk[i]
-        for j in range(n):
-            diff = a - yk[j]
-            buf[j] += diff * diff
-    buf[i] = BIG
 
 
 #: Rows per task of the parallel loops (each task allocates one row buffer).
@@ -93,7 +80,7 @@ def sne_normalizers(Yt):
     for b in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
         buf = np.empty(n)
         for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            _row_sq_distances(Yt, i, buf)
+            row_squared_distances(Yt, i, buf, BIG)
             zi = 0.0
             for j in range(n):
                 zi += exp_neg(buf[j])
@@ -135,7 +122,7 @@ def sne_cost_gradient(Yt, M, grad):
     for b in prange((n + ROW_BLOCK - 1) // ROW_BLOCK):
         buf = np.empty(n)
         for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
-            _row_sq_distances(Yt, i, buf)
+            row_squared_distances(Yt, i, buf, BIG)
             mrow = M[i]
             inv_zi = inv_z[i]
             m_tau = 0.0

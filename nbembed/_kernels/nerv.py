@@ -28,6 +28,7 @@ from numba import njit, prange
 
 from .._config import JIT, JIT_PARALLEL
 from .fastexp import exp_nonpositive
+from .rows import row_squared_distances
 
 
 # ------------------------------------------------------------------------- NeRV rows
@@ -51,18 +52,9 @@ _SELF = 1e200
 @njit(**JIT)
 def _squared_distances(Yt, i, tau):
     """tau[j] = ||y_i - y_j||^2, tau[i] = a huge stand-in; returns min_{j != i} tau_ij."""
-    d, n = Yt.shape
-    for j in range(n):
-        tau[j] = 0.0
-    for k in range(d):
-        yk = Yt[k]
-        yki = yk[i]
-        for j in range(n):
-            diff = yki - yk[j]
-            tau[j] += diff * diff
-    tau[i] = _SELF
+    row_squared_distances(Yt, i, tau, _SELF)
     shift = np.inf
-    for j in range(n):
+    for j in range(tau.shape[0]):
         shift = min(shift, tau[j])
     return shift
 

@@ -8,9 +8,17 @@ Two ways to build it, chosen by ``method``:
 
 * ``"exact"``: every pair, a dense n x n array.
 * ``"knn"``: only the k = min(n - 1, 3 * perplexity) nearest neighbours of each
-  point (exact neighbours from scikit-learn's trees), a sparse CSR matrix.
+  point, a sparse CSR matrix: memory O(n k), the bandwidths calibrated on the
+  neighbour distances alone.
 * ``"auto"``: exact up to ``DENSE_AFFINITY_MAX_N`` points (see ``_config``),
   kNN above.
+
+The neighbours of the kNN P are exact (scikit-learn's ``NearestNeighbors``)
+or approximate (nearest-neighbour descent from the optional package
+pynndescent), chosen by ``neighbors``; ``"auto"`` is exact up to
+``EXACT_NEIGHBORS_MAX_N`` points. Exact search costs O(n^2 d) in high
+dimensions and nearest-neighbour descent roughly O(n log n d); on 50-dimensional
+data they took about as long at 70 000 points on two cores.
 
 With ``metric="precomputed"`` the input is a square matrix of dissimilarities
 d_ij (non-negative, zero diagonal, not necessarily a metric); they are squared
@@ -22,11 +30,21 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
 
+import os
+
+from sklearn.utils import check_random_state
+
 from .. import _config
 from .._kernels.perplexity import conditional_probabilities as _calibrate
 from .._validation import check_dense_allowed, check_number, check_option
 
 METHODS = ("auto", "exact", "knn")
+NEIGHBORS = ("auto", "exact", "approximate")
+
+#: Up to this many points ``neighbors="auto"`` finds exact nearest neighbours;
+#: above it, approximate ones when pynndescent is installed. Overridable with
+#: the environment variable ``NBEMBED_EXACT_NEIGHBORS_MAX_N``.
+EXACT_NEIGHBORS_MAX_N = int(os.environ.get("NBEMBED_EXACT_NEIGHBORS_MAX_N", 50000))
 
 
 def _resolve_method(method, n):
@@ -46,8 +64,24 @@ def _check_perplexity(perplexity, n):
     return perplexity
 
 
+def _resolve_neighbors(neighbors, n, metric):
+    check_option(neighbors, "neighbors", NEIGHBORS)
+    if neighbors == "auto":
+        if n <= EXACT_NEIGHBORS_MAX_N or metric == "precomputed":
+            return "exact"
+        try:
+            import pynndescent  # noqa: F401
+        except ImportError:
+            return "exact"
+        return "approximate"
+    if neighbors == "approximate" and metric == "precomputed":
+        raise ValueError('neighbors="approximate" needs data vectors, not metric="precomputed"; '
+                         'use neighbors="exact".')
+    return neighbors
+
+
 def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean",
-                              n_neighbors=None):
+                              n_neighbors=None, neighbors="auto", random_state=None):
     """Row-stochastic p_{j|i} with a common perplexity.
 
     Parameters
@@ -63,6 +97,12 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         Any metric of ``sklearn.metrics.pairwise_distances``, or "precomputed".
     n_neighbors : int, optional
         Neighbours per point for ``method="knn"``; default min(n - 1, 3 * perplexity).
+    neighbors : {"auto", "exact", "approximate"}
+        How ``method="knn"`` finds them: exactly, or by nearest-neighbour
+        descent (pynndescent, optional). "auto": exact up to
+        ``EXACT_NEIGHBORS_MAX_N`` points or when pynndescent is missing.
+    random_state : int, RandomState or None
+        Seed of the approximate neighbour search.
 
     Returns
     -------
@@ -92,17 +132,58 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
     if k < perplexity:
         raise ValueError(f"n_neighbors = {k} must be at least the perplexity ({perplexity:g}).")
-    dist, idx = _nearest_neighbors(X, k, metric)
+    if _resolve_neighbors(neighbors, n, metric) == "approximate":
+        dist, idx = _approximate_neighbors(X, k, metric, random_state)
+    else:
+        dist, idx = _nearest_neighbors(X, k, metric)
+    sq = np.square(dist, dtype=np.float64)
+    del dist
     with _config.KERNEL_LOCK:
-        P_knn, beta = _calibrate(np.ascontiguousarray(dist * dist), log_perplexity, False)
-    indptr = np.arange(0, n * k + 1, k)
-    P = sp.csr_matrix((P_knn.ravel(), idx.ravel(), indptr), shape=(n, n))
+        P_knn, beta = _calibrate(sq, log_perplexity, False)
+    del sq
+    indptr = np.arange(0, n * k + 1, k, dtype=np.int64 if n * k >= 2**31 else np.int32)
+    index_dtype = np.int64 if n >= 2**31 else np.int32
+    P = sp.csr_matrix((P_knn.ravel(), idx.ravel().astype(index_dtype, copy=False), indptr),
+                      shape=(n, n))
     return P, beta
+
+
+def _approximate_neighbors(X, k, metric, random_state):
+    """Approximate k nearest neighbours by nearest-neighbour descent, excluding itself."""
+    try:
+        from pynndescent import NNDescent
+    except ImportError as err:
+        raise ImportError('neighbors="approximate" needs the optional package pynndescent '
+                          '(the "large" extra of nbembed); install it or use '
+                          'neighbors="exact".') from err
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    data = X.toarray() if sp.issparse(X) else X
+    # max_candidates: pynndescent's default (60 here) preallocates about 3 GB of update
+    # buffers whatever n; 30 takes 0.8 GB and kept 99.6% of the exact neighbours on
+    # 20 000 points in 50 dimensions (99.9% with 60).
+    index = NNDescent(data, n_neighbors=k + 1, metric=metric, random_state=seed,
+                      low_memory=True, compressed=True, max_candidates=30)
+    idx, dist = index.neighbor_graph
+    del index
+    return _drop_self(dist, idx, k)
+
+
+def _drop_self(dist, idx, k):
+    """From k + 1 neighbours per row, drop the point itself (or the farthest)."""
+    n = idx.shape[0]
+    keep = idx != np.arange(n)[:, None]
+    # Rows where i was not among its k + 1 neighbours keep k + 1 others: drop the last.
+    no_self = keep.all(axis=1)
+    keep[no_self, -1] = False
+    return dist[keep].reshape(n, k), idx[keep].reshape(n, k)
 
 
 def _nearest_neighbors(X, k, metric):
     """Exact k nearest neighbours of every point, excluding itself."""
     if metric == "precomputed":
+        if sp.issparse(X):
+            check_dense_allowed(X.shape[0], what="Sparse precomputed dissimilarities",
+                                alternative="Pass data vectors with a metric instead")
         D = X.toarray() if sp.issparse(X) else X
         # Ties and duplicate points can put i outside its own neighbour list;
         # asking for k + 1 and dropping i (or the farthest) handles both.
@@ -111,16 +192,11 @@ def _nearest_neighbors(X, k, metric):
     else:
         nn = NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(X)
         dist, idx = nn.kneighbors(X)
-    n = X.shape[0]
-    keep = idx != np.arange(n)[:, None]
-    # Rows where i was not among its k + 1 neighbours keep k + 1 others: drop the last.
-    no_self = keep.all(axis=1)
-    keep[no_self, -1] = False
-    return dist[keep].reshape(n, k), idx[keep].reshape(n, k)
+    return _drop_self(dist, idx, k)
 
 
 def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean",
-                        n_neighbors=None):
+                        n_neighbors=None, neighbors="auto", random_state=None):
     """Symmetric joint P_ij = (p_{j|i} + p_{i|j}) / 2n summing to one.
 
     Parameters are those of :func:`conditional_probabilities`.
@@ -132,7 +208,8 @@ def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean"
         for ``method="knn"``.
     """
     P, _ = conditional_probabilities(X, perplexity, method=method, metric=metric,
-                                     n_neighbors=n_neighbors)
+                                     n_neighbors=n_neighbors, neighbors=neighbors,
+                                     random_state=random_state)
     return symmetrize(P)
 
 

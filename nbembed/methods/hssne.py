@@ -9,17 +9,21 @@ partners (or, as in the paper, P~ = (1 - rho) P + rho U).
 from __future__ import annotations
 
 import math
+import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import _config
 from .._kernels import hssne as kernels
+from .._kernels.barnes_hut import barnes_hut_repulsion
+from .._kernels.interpolation import grid_shift, interpolation_repulsion
 from .._validation import check_number, check_option
 from ..affinity import joint_probabilities, mix_must_links, must_link_matrix
 from ..affinity.constraints import MIXINGS
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
-from ..affinity.perplexity import normalize_affinities
+from ..affinity.perplexity import NEIGHBORS, normalize_affinities
 from ..optim import EmbeddingRun, LiveParameter
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, semi_supervised_groups, validate_input
@@ -35,6 +39,27 @@ RHO = LiveParameter("rho", 0.0, 1.0, (0.0, 1.0), 0.05,
 #: for alpha <= 1, the fixed-point update 3% lower at alpha = 2 (docs/hssne.md).
 AUTO_FIXED_POINT_ABOVE_ALPHA = 1.0
 
+REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
+
+#: Up to this many points ``repulsion="auto"`` sums the repulsion exactly over
+#: all pairs (one fused, vectorized pass); above it, approximately ("adaptive",
+#: below). Exact and Barnes-Hut took the same time at about 6000 points; at
+#: 10 000 Barnes-Hut was 1.5x faster, at 20 000 2.5x (docs/scale.md).
+#: Overridable with the environment variable ``NBEMBED_EXACT_REPULSION_MAX_N``.
+EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 10000))
+
+#: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
+#: evaluation: the FFT grid with node spacing ``GRID_SPACING`` (relative error of
+#: the repulsion near 1e-3) while that grid has at most ``GRID_NODES_PER_POINT``
+#: nodes per point, Barnes-Hut beyond. The grid costs O(nodes log nodes + n)
+#: and the tree O(n log n) whatever the extent; they cost about the same at 5-6
+#: nodes per point on optimized embeddings of 20 000 to 1 000 000 points. Compact
+#: embeddings (early exaggeration, light tails, very large n early on) thus get
+#: the grid, spread-out ones the tree, which was also more accurate there than
+#: a grid of similar cost (docs/scale.md).
+GRID_SPACING = 0.1
+GRID_NODES_PER_POINT = 4.0
+
 
 def resolve_optimizer(optimizer, alpha):
     """The optimizer "auto" stands for at this alpha.
@@ -46,6 +71,25 @@ def resolve_optimizer(optimizer, alpha):
     if optimizer != "auto":
         return optimizer
     return "fixed-point" if alpha > AUTO_FIXED_POINT_ABOVE_ALPHA else "gradient"
+
+
+def resolve_repulsion(repulsion, n, n_components):
+    """The repulsion "auto" stands for, or an error for a combination that cannot work."""
+    if repulsion == "auto":
+        if n <= EXACT_REPULSION_MAX_N:
+            return "exact"
+        if n_components > 2:
+            warnings.warn(
+                f"Approximate repulsion needs n_components <= 2; with {n_components} "
+                f"dimensions and n = {n} the exact O(n^2) repulsion is used, which is slow "
+                f"at this size.", stacklevel=3)
+            return "exact"
+        return "adaptive"
+    if repulsion != "exact" and n_components > 2:
+        raise ValueError(
+            f"repulsion={repulsion!r} supports n_components=1 or 2 only (got {n_components}); "
+            f"use repulsion='exact' (O(n^2) per iteration) for more dimensions.")
+    return repulsion
 
 
 def _p_log_p(P):
@@ -65,19 +109,33 @@ class HSSNERun(EmbeddingRun):
     annotation_kinds = ("must_link", "labels")
 
     def __init__(self, P, links, Y0, *, alpha, rho, must_link_mixing="per-point",
-                 dtype=np.float64, **schedule):
+                 dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
+                 fft_box_size=1.0, fft_min_boxes=50, auto_main_learning_rate=False,
+                 **schedule):
         super().__init__(Y0, **schedule)
+        # With "auto", the step size after early exaggeration follows alpha.
+        self._main_lr_bounds = (schedule["learning_rate"], float(self.n_samples)) \
+            if auto_main_learning_rate else None
         self.P = P
         self.links = links
         self.must_link_mixing = must_link_mixing
         self.dtype = np.dtype(dtype).type
         self.alpha = float(alpha)
         self.rho = float(rho)
+        self.repulsion = repulsion
+        self.theta = float(theta)
+        self.fft_params = dict(n_nodes=int(fft_nodes), box_size=float(fft_box_size),
+                               min_boxes=int(fft_min_boxes))
         self._kernel = kernels.kernel_for(self.alpha)
+        self._fft_cache = {}
+        self._repulsion_cache = None
         self._mix()
 
     def _mix(self):
         self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)
+        if self.repulsion != "exact" and not sp.issparse(self.P_mixed):
+            # The approximate paths sum the attraction over stored entries only.
+            self.P_mixed = sp.csr_matrix(self.P_mixed)
         self._p_log_p = _p_log_p(self.P_mixed)
         # The gradient kernels run in self.dtype; the cost always in float64.
         if self.dtype is np.float64:
@@ -112,24 +170,91 @@ class HSSNERun(EmbeddingRun):
         if alpha is not None:
             self.alpha = alpha
             self._kernel = kernels.kernel_for(alpha)
+            if self._main_lr_bounds is not None and self.iteration >= self.exaggeration_iter:
+                self._gradient_descent.learning_rate = self._main_learning_rate()
         if rho is not None:
             self.rho = rho
             self._mix()
 
+    def _main_learning_rate(self):
+        """max(n min(2 alpha, 1), the early-exaggeration rate): openTSNE's n for
+        alpha >= 0.5; smaller towards the Gaussian, whose attraction does not fade
+        with distance (at alpha = 0 a step of n diverged on digits, n / 4 did not)."""
+        low, n = self._main_lr_bounds
+        return max(n * min(2.0 * self.alpha, 1.0), low)
+
+    def _iterate(self):
+        if self._main_lr_bounds is not None and self.iteration == self.exaggeration_iter:
+            self._gradient_descent.learning_rate = self._main_learning_rate()
+        super()._iterate()
+
+    def _approximation(self, Yt):
+        """Which approximation serves this embedding, "barnes-hut" or "fft"."""
+        if self.repulsion != "adaptive":
+            return self.repulsion
+        extent = float((Yt.max(axis=1) - Yt.min(axis=1)).max())
+        p = self.fft_params
+        nodes = max(p["min_boxes"] * p["n_nodes"], extent / GRID_SPACING)
+        return "fft" if nodes * nodes <= GRID_NODES_PER_POINT * Yt.shape[1] else "barnes-hut"
+
+    def _grid_params(self):
+        """The grid's parameters: the fine spacing for "adaptive", else as given."""
+        if self.repulsion != "adaptive":
+            return self.fft_params
+        return dict(self.fft_params, box_size=GRID_SPACING * self.fft_params["n_nodes"])
+
+    def _approximate_repulsion(self, Yt, repulsion=None):
+        """Z, and the repulsive forces into ``repulsion`` (n, d) when given."""
+        if Yt.shape[0] == 1:
+            # A line is a plane with a zero second coordinate (no force along it).
+            forces = None if repulsion is None else np.empty((Yt.shape[1], 2))
+            z = self._approximate_repulsion(np.vstack([Yt, np.zeros_like(Yt)]), forces)
+            if repulsion is not None:
+                repulsion[:, 0] = forces[:, 0]
+            return z
+        if self._approximation(Yt) == "barnes-hut":
+            return barnes_hut_repulsion(Yt, self.alpha, self.theta, repulsion)
+        return interpolation_repulsion(Yt, self.alpha, repulsion=repulsion,
+                                       shift=grid_shift(self.iteration),
+                                       cache=self._fft_cache, **self._grid_params())
+
+    def _repulsion_at(self, Yt):
+        """Approximate Z and forces at Yt, reusing the last evaluation when nothing
+        changed: the cost recorded after iteration k and the gradient of iteration
+        k + 1 are taken at the same embedding, so the cost's Z comes for free."""
+        key = (self.iteration, self.alpha, self.theta, self._approximation(Yt),
+               tuple(self.fft_params.items()))
+        cached = self._repulsion_cache
+        if cached is not None and cached[0] == key and np.array_equal(cached[1], Yt):
+            return cached[2], cached[3]
+        forces = np.empty(Yt.shape[::-1])
+        z = self._approximate_repulsion(Yt, forces)
+        self._repulsion_cache = (key, Yt.copy(), z, forces)
+        return z, forces
+
     def _gradient(self, Yt, exaggeration, grad):
         P = self._P_kernel
-        Yt = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
+        Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
         alpha = self.dtype(self.alpha)
-        if sp.issparse(P):
-            _, a_rowsum = kernels.hssne_sparse(Yt, P.indptr, P.indices, P.data, alpha,
+        if self.repulsion != "exact":
+            attraction = np.empty(Yt.shape[::-1])
+            a_rowsum = kernels.hssne_attraction(Yk, P.indptr, P.indices, P.data, alpha,
+                                                attraction)
+            z, repulsion = self._repulsion_at(Yt)
+            kernels.combine(grad, attraction, repulsion, exaggeration, z)
+        elif sp.issparse(P):
+            _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
                                                self._kernel, exaggeration, grad)
         else:
-            _, a_rowsum = kernels.hssne_dense(Yt, P, alpha, self._kernel, exaggeration, grad)
+            _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, self._kernel, exaggeration, grad)
         return a_rowsum
 
     def _cost(self, Yt):
         P = self.P_mixed
-        z = kernels.hssne_z(Yt, self.alpha, self._kernel)
+        if self.repulsion != "exact":
+            z = self._repulsion_at(Yt)[0]
+        else:
+            z = kernels.hssne_z(Yt, self.alpha, self._kernel)
         if sp.issparse(P):
             p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
         else:
@@ -181,6 +306,9 @@ class HSSNE(EmbeddingEstimator):
         Step size of the gradient optimizer; "auto" is
         max(n / early_exaggeration, 50), n / 12 by default (on digits it beat
         scikit-learn's n / 48 for alpha >= 1: KL 0.671 vs 0.683 at alpha = 1).
+        With approximate repulsion "auto" switches after early exaggeration to
+        max(n min(2 alpha, 1), n / early_exaggeration): n for alpha >= 0.5, as
+        openTSNE does (docs/scale.md).
     fixed_point_momentum : float, default=0.95
         Heavy-ball momentum for the fixed-point optimizer, in [0, 1). 0 is the
         paper's parameter-free update. The momentum restarts whenever a step
@@ -189,13 +317,43 @@ class HSSNE(EmbeddingEstimator):
     affinity : {"auto", "exact", "knn", "precomputed"}, default="auto"
         How P is built: all pairs, nearest neighbours (sparse), or given
         directly as ``X`` (a non-negative square matrix, symmetrized and
-        normalized). "auto" is exact up to 5000 points.
+        normalized). "auto" is exact up to 5000 points, kNN above (memory
+        O(n k) with k = 3 * perplexity neighbours per point).
+    neighbors : {"auto", "exact", "approximate"}, default="auto"
+        How the nearest neighbours of the kNN P are found: exact (scikit-learn)
+        or approximate (nearest-neighbour descent, needs the optional package
+        pynndescent). "auto" is exact up to 50 000 points (see
+        :mod:`nbembed.affinity.perplexity`).
     metric : str, default="euclidean"
         Input metric, or "precomputed" for a dissimilarity matrix ``X``.
+    repulsion : {"auto", "exact", "barnes-hut", "fft"}, default="auto"
+        How the repulsion (the sum over all pairs) is computed each iteration:
+        exactly, O(n^2); by a Barnes-Hut quadtree with opening angle
+        ``theta``, O(n log n); or by FFT-accelerated interpolation on a grid,
+        O(n + grid). The approximate ones need ``n_components`` <= 2 and sum the
+        attraction over the stored entries of a sparse P. "auto" is exact up
+        to 10 000 points; above, a fine grid while the embedding is compact
+        (early exaggeration) and Barnes-Hut once it has spread out, whichever
+        costs less (docs/scale.md).
+    theta : float, default=0.5
+        Barnes-Hut opening angle, >= 0: a cell of side s whose centre of mass
+        lies at distance r from a point is used as a whole (to second order)
+        when s < theta r. 0 is exact (and slow). Relative error of the
+        repulsion about 0.3% at 0.5, 1-2% at 0.8.
+    fft_nodes : int, default=3
+        Interpolation nodes per grid box and dimension (the grid of
+        ``repulsion="fft"`` and of the compact phases of "auto").
+    fft_box_size : float, default=1.0
+        Largest side of a grid box. The accuracy is set by the node spacing
+        fft_box_size / fft_nodes: relative error of the repulsion about 3% at
+        1/3 (openTSNE's default grid), 1% at 1/4, 0.4% at 1/6.
+    fft_min_boxes : int, default=50
+        Fewest grid boxes per dimension (small embeddings get smaller boxes).
     dtype : {"float64", "float32"}, default="float64"
         Precision of the gradient kernels. "float32" is about 2.4x faster on
         the O(n^2) repulsion with a relative error near 1e-6 in the gradient;
         the embedding, the optimizer state and the reported cost stay float64.
+        The approximate repulsion always runs in float64.
     random_state : int, RandomState or None
     verbose : bool, default=False
         Log the cost through the ``nbembed`` logger.
@@ -233,8 +391,9 @@ class HSSNE(EmbeddingEstimator):
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
                  must_link_mixing="per-point", optimizer="auto", n_iter=1000, early_exaggeration=12.0,
                  early_exaggeration_iter=250, learning_rate="auto", fixed_point_momentum=0.95,
-                 init="pca", affinity="auto", metric="euclidean", dtype="float64",
-                 random_state=None, verbose=False):
+                 init="pca", affinity="auto", neighbors="auto", metric="euclidean",
+                 repulsion="auto", theta=0.5, fft_nodes=3, fft_box_size=1.0, fft_min_boxes=50,
+                 dtype="float64", random_state=None, verbose=False):
         self.n_components = n_components
         self.alpha = alpha
         self.perplexity = perplexity
@@ -248,7 +407,13 @@ class HSSNE(EmbeddingEstimator):
         self.fixed_point_momentum = fixed_point_momentum
         self.init = init
         self.affinity = affinity
+        self.neighbors = neighbors
         self.metric = metric
+        self.repulsion = repulsion
+        self.theta = theta
+        self.fft_nodes = fft_nodes
+        self.fft_box_size = fft_box_size
+        self.fft_min_boxes = fft_min_boxes
         self.dtype = dtype
         self.random_state = random_state
         self.verbose = verbose
@@ -276,6 +441,15 @@ class HSSNE(EmbeddingEstimator):
                                    high=1, high_open=True)
         mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
         dtype = check_option(self.dtype, "dtype", ("float64", "float32"))
+        check_option(self.neighbors, "neighbors", NEIGHBORS)
+        repulsion = resolve_repulsion(check_option(self.repulsion, "repulsion", REPULSIONS), n,
+                                      n_components)
+        approximation = dict(
+            theta=check_number(self.theta, "theta", low=0),
+            fft_nodes=check_number(self.fft_nodes, "fft_nodes", low=2, high=10, integer=True),
+            fft_box_size=check_number(self.fft_box_size, "fft_box_size", low=0, low_open=True),
+            fft_min_boxes=check_number(self.fft_min_boxes, "fft_min_boxes", low=1,
+                                       integer=True))
         if self.verbose:
             enable_verbose_logging()
 
@@ -283,7 +457,8 @@ class HSSNE(EmbeddingEstimator):
             P = normalize_affinities(X)
         else:
             P = joint_probabilities(X, self.perplexity, method=self.affinity,
-                                    metric=self.metric)
+                                    metric=self.metric, neighbors=self.neighbors,
+                                    random_state=self.random_state)
         pairs, groups = semi_supervised_groups(y, annotations, n)
         links = must_link_matrix(n, pairs, groups)
         start = initial_embedding(X, self.init if init is None else init, n_components,
@@ -292,10 +467,15 @@ class HSSNE(EmbeddingEstimator):
         self.n_features_in_ = X.shape[1]
         # A cost with a dense P takes one logarithm per pair, about 20 gradients.
         cost_every = 10 if sp.issparse(P) else 50
+        # With approximate repulsion, "auto" raises the step after early exaggeration
+        # to about n (openTSNE's rule): on digits the final KL was 3-9% higher with
+        # n / 12 and the grid's gradients, and large embeddings converge faster.
+        auto_main = repulsion != "exact" and isinstance(self.learning_rate, str)
         return HSSNERun(P, links, start, alpha=alpha, rho=rho, must_link_mixing=mixing,
-                        dtype=dtype, cost_every=cost_every,
+                        dtype=dtype, repulsion=repulsion, cost_every=cost_every,
+                        auto_main_learning_rate=auto_main,
                         optimizer=resolve_optimizer(optimizer, alpha),
-                        fixed_point_momentum=fp_momentum, **schedule)
+                        fixed_point_momentum=fp_momentum, **approximation, **schedule)
 
     def _store_fitted(self, run):
         super()._store_fitted(run)

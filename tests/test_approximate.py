@@ -1,0 +1,407 @@
+"""Approximate repulsion for large n: Barnes-Hut and FFT-accelerated interpolation.
+
+Kernels against their NumPy twins in reference_approximate.py, accuracy against
+the exact sums on digits embeddings, runs against exact runs, determinism, the
+automatic choices and the errors.
+"""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import reference as ref
+import reference_approximate as ref_approx
+from nbembed import HSSNE
+from nbembed._kernels import barnes_hut, hssne, interpolation
+from nbembed.affinity import joint_probabilities
+from nbembed.affinity import perplexity as affinity_module
+from nbembed.methods import hssne as hssne_module
+from nbembed.metrics import kl_divergence
+
+ALPHAS = [0.0, 0.5, 1.0, 2.0, 1.3]
+
+
+def _exact_sums(Y, alpha):
+    """Z and the unnormalized repulsive forces over all pairs."""
+    tau = ref.sq_distances(Y)
+    H = ref.power_kernel(tau, alpha)
+    np.fill_diagonal(H, 0.0)
+    W = H / (1.0 + alpha * tau)
+    return H.sum(), W.sum(1)[:, None] * Y - W @ Y
+
+
+def _clusters(rng, n=180):
+    """Two clusters of different density, the second one partly overlapping."""
+    return np.vstack([rng.normal(size=(n - n // 3, 2)),
+                      0.3 * rng.normal(size=(n // 3, 2)) + [3.0, 1.0]])
+
+
+# -- kernels against references ------------------------------------------------------------
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("theta", [0.0, 0.5, 1.2])
+def test_barnes_hut_matches_reference(rng, alpha, theta):
+    Y = _clusters(rng)
+    z_ref, f_ref = ref_approx.barnes_hut(Y, alpha, theta, leaf_size=barnes_hut.LEAF_SIZE)
+    forces = np.empty_like(Y)
+    z = barnes_hut.barnes_hut_repulsion(np.ascontiguousarray(Y.T), alpha, theta, forces)
+    assert z == pytest.approx(z_ref, rel=1e-12)
+    np.testing.assert_allclose(forces, f_ref, rtol=1e-10, atol=1e-12 * np.abs(f_ref).max())
+    # Z alone takes the same decisions.
+    z_only = barnes_hut.barnes_hut_repulsion(np.ascontiguousarray(Y.T), alpha, theta)
+    assert z_only == pytest.approx(z, rel=1e-13)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_barnes_hut_theta_zero_is_exact(rng, alpha):
+    Y = _clusters(rng, 300)
+    Y[5] = Y[6]  # duplicates are fine
+    z_exact, f_exact = _exact_sums(Y, alpha)
+    forces = np.empty_like(Y)
+    z = barnes_hut.barnes_hut_repulsion(np.ascontiguousarray(Y.T), alpha, 0.0, forces)
+    assert z == pytest.approx(z_exact, rel=1e-12)
+    np.testing.assert_allclose(forces, f_exact, rtol=1e-10,
+                               atol=1e-12 * np.abs(f_exact).max())
+
+
+def test_quadtree_cells_partition_the_points(rng):
+    """Every cell's children split its range; leaves are small or at the finest level."""
+    Y = _clusters(rng, 500)
+    Yt = np.ascontiguousarray(Y.T)
+    order, codes, *_ = barnes_hut._sort_points(Yt)
+    start, end, level, first, count = barnes_hut.build_tree(codes, barnes_hut.LEAF_SIZE)
+    assert start[0] == 0 and end[0] == 500
+    for c in range(start.size):
+        if count[c]:
+            kids = np.arange(first[c], first[c] + count[c])
+            assert start[kids[0]] == start[c] and end[kids[-1]] == end[c]
+            np.testing.assert_array_equal(start[kids[1:]], end[kids[:-1]])
+            assert np.all(level[kids] == level[c] + 1)
+        else:
+            assert end[c] - start[c] <= barnes_hut.LEAF_SIZE or level[c] == barnes_hut.LEVELS
+    np.testing.assert_array_equal(np.sort(order), np.arange(500))
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_interpolation_matches_reference(rng, alpha):
+    Y = _clusters(rng, 120)
+    Yt = np.ascontiguousarray(Y.T)
+    shift = (0.3, 0.8)
+    lo, h, boxes = interpolation.grid_layout(Yt, 3, 1.0, 6, shift)
+    z_ref, f_ref = ref_approx.interpolation(Y, alpha, lo, h, boxes, 3)
+    forces = np.empty_like(Y)
+    z = interpolation.interpolation_repulsion(Yt, alpha, 3, 1.0, 6, forces, shift)
+    assert z == pytest.approx(z_ref, rel=1e-12)
+    np.testing.assert_allclose(forces, f_ref, rtol=1e-9, atol=1e-11 * np.abs(f_ref).max())
+
+
+def test_grid_layout():
+    rng = np.random.default_rng(3)
+    for scale, box_size, p in [(1e-4, 1.0, 3), (30.0, 1.0, 3), (30.0, 0.5, 4), (1e4, 1.0, 3)]:
+        Yt = scale * rng.normal(size=(2, 500))
+        lo, h, boxes = interpolation.grid_layout(Yt, p, box_size, 20, shift=(0.9, 0.1))
+        length = 2 * boxes * p
+        assert length == interpolation.scipy.fft.next_fast_len(length, real=True)
+        assert np.all(Yt >= lo[:, None]) and np.all(Yt < (lo + boxes * h)[:, None])
+        if scale == 30.0:
+            assert h == box_size  # fixed spacing: the kernel spectrum is reused
+        assert boxes * p <= interpolation.MAX_GRID_NODES + 2 * 3 * 5
+
+
+def test_interpolation_converges_with_the_node_spacing(rng):
+    Y = 8.0 * rng.normal(size=(400, 2))
+    z_exact, f_exact = _exact_sums(Y, 1.0)
+    errors = []
+    for box_size in (2.0, 1.0, 0.5):
+        forces = np.empty_like(Y)
+        z = interpolation.interpolation_repulsion(np.ascontiguousarray(Y.T), 1.0, 3, box_size,
+                                                  10, forces)
+        errors.append(np.linalg.norm(forces / z - f_exact / z_exact)
+                      / np.linalg.norm(f_exact / z_exact))
+    assert errors[0] > 4 * errors[1] > 16 * errors[2]
+
+
+# -- accuracy on optimized embeddings (digits, n = 1797) ------------------------------------
+@pytest.fixture(scope="module")
+def digits_runs():
+    """Digits with the kNN P, optimized for 500 iterations at each alpha (Barnes-Hut:
+    its kernels are cached on disk, the exact ones compile for each alpha)."""
+    X, y = load_digits(return_X_y=True)
+    runs = {}
+    for alpha in (0.0, 0.5, 1.0, 2.0):
+        run = HSSNE(alpha=alpha, affinity="knn", repulsion="barnes-hut", n_iter=500,
+                    random_state=0).prepare(X)
+        runs[alpha] = run.step(500)
+    return X, runs
+
+
+def _exact_gradient(run, Yt):
+    """4 (attraction - F / Z), the sums over all pairs by the tree with theta = 0."""
+    P = run.P_mixed
+    attraction = np.empty(Yt.shape[::-1])
+    a_rowsum = hssne.hssne_attraction(Yt, P.indptr, P.indices, P.data, run.alpha, attraction)
+    forces = np.empty_like(attraction)
+    z = barnes_hut.barnes_hut_repulsion(Yt, run.alpha, 0.0, forces)
+    return 4 * (attraction - forces / z).T, 4 * forces.T / z, z, a_rowsum
+
+
+#: Documented accuracy (docs/scale.md): the largest relative error of the
+#: repulsive part of the gradient, 4 F / Z, measured on these embeddings (in
+#: brackets), with margin: Barnes-Hut at theta = 0.5 (0.44%, 0.27%, 0.16%, 0.10%
+#: for alpha = 0, 0.5, 1, 2); the grid with openTSNE's spacing 1/3 (0.04%, 1.7%,
+#: 3.3%, 4.0%) and with spacing 1/6 (0.04%, 0.3%, 0.4%, 0.55%).
+ACCURACY = [("barnes-hut", {}, 0.01, 1e-3), ("fft", {}, 0.05, 5e-3),
+            ("fft", {"box_size": 0.5}, 0.01, 1e-3)]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("method, grid, tolerance, z_tolerance", ACCURACY)
+def test_approximate_gradient_agrees_with_exact(digits_runs, alpha, method, grid, tolerance,
+                                                z_tolerance):
+    _, runs = digits_runs
+    run = runs[alpha]
+    Yt = run._Yt.copy()
+    exact, repulsive_part, z_exact, a_exact = _exact_gradient(run, Yt)
+    saved = run.repulsion, dict(run.fft_params)
+    run.repulsion = method
+    run.fft_params.update(grid)
+    try:
+        approx = np.empty_like(Yt)
+        a_approx = run._gradient(Yt, 1.0, approx)
+        z_approx = run._approximate_repulsion(Yt)
+    finally:
+        run.repulsion, run.fft_params = saved
+    # The attraction, and the fixed-point scales A_i, are exact.
+    np.testing.assert_allclose(a_approx, a_exact, rtol=1e-12)
+    error = np.linalg.norm(approx - exact) / np.linalg.norm(repulsive_part)
+    assert 1e-6 < error < tolerance
+    assert z_approx == pytest.approx(z_exact, rel=z_tolerance)
+
+
+# -- whole runs -------------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha, repulsion", [(1.0, "barnes-hut"), (0.5, "auto"),
+                                              (2.0, "auto")])
+def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, repulsion):
+    """Same P, same starts, default schedules: the mean final exact KL of approximate
+    runs within 1% of the exact runs' mean.
+
+    Runs are chaotic: starts that differ by 1e-9 (relative) end up to 2% apart in KL
+    on digits, exact or not, so each side is the mean over four such starts (measured
+    at alpha = 0.5: exact 0.7699, Barnes-Hut 0.7717, auto 0.7701). "auto" is made to
+    use the grid while the embedding is compact (at this n the tree is cheaper
+    throughout); at alpha = 2 the main optimizer is the fixed-point update.
+    """
+    X, _ = digits_runs
+    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 1000)
+    monkeypatch.setattr(hssne_module, "GRID_NODES_PER_POINT", 20.0)
+    start = HSSNE(affinity="knn", random_state=0).prepare(X).embedding
+    starts = [start * (1 + 1e-9 * np.random.default_rng(seed).normal(size=start.shape))
+              for seed in range(4)]
+    params = dict(alpha=alpha, affinity="knn", n_iter=750, random_state=0)
+    exact = [HSSNE(repulsion="exact", **params).fit(X, init=Y0) for Y0 in starts]
+    runs, used = [], []
+    for Y0 in starts:
+        run = HSSNE(repulsion=repulsion, **params).prepare(X, init=Y0)
+        choose = run._approximation
+        run._approximation = lambda Yt, choose=choose: used.append(choose(Yt)) or used[-1]
+        runs.append(run.step(750))
+    P = exact[0].affinities_
+    kls = [kl_divergence(P, run.embedding, alpha) for run in runs]
+    assert np.mean(kls) == pytest.approx(np.mean([m.kl_divergence_ for m in exact]), rel=0.01)
+    # The reported cost (Z approximate, attraction exact) is close to the exact KL.
+    for run, kl in zip(runs, kls):
+        assert run.history[-1]["cost"] == pytest.approx(kl, rel=1e-3)
+    assert set(used) == ({"barnes-hut"} if repulsion == "barnes-hut" else
+                         {"barnes-hut", "fft"})
+
+
+def test_protocol_on_approximate_runs(digits_runs):
+    X, _ = digits_runs
+    run = HSSNE(affinity="knn", repulsion="fft", n_iter=400, random_state=0).prepare(X)
+    run.step(300)
+    before = run.embedding
+    run.set_params(alpha=2.0)
+    np.testing.assert_array_equal(run.embedding, before)
+    run.step(1)
+    assert np.max(np.abs(run.embedding - before)) < 0.05 * np.ptp(before)
+    run.step(20)
+    assert run.history[-1]["alpha"] == 2.0 and np.isfinite(run.history[-1]["cost"])
+    fixed = HSSNE(alpha=1.5, affinity="knn", repulsion="barnes-hut", n_iter=300,
+                  random_state=0).prepare(X)
+    assert fixed.optimizer == "fixed-point"
+    fixed.step(300)
+    costs = [h["cost"] for h in fixed.history if h["iteration"] >= 260]
+    assert costs[-1] < costs[0] and fixed.recoveries == 0
+
+
+@pytest.mark.parametrize("method", ["barnes-hut", "fft"])
+def test_approximate_runs_are_deterministic(method):
+    X = np.random.default_rng(0).normal(size=(600, 8))
+    a = HSSNE(affinity="knn", repulsion=method, n_iter=60, random_state=0).fit(X)
+    b = HSSNE(affinity="knn", repulsion=method, n_iter=60, random_state=0).fit(X)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+
+
+THREADS_SCRIPT = """
+import numba
+import numpy as np
+from nbembed._kernels import barnes_hut, interpolation
+
+rng = np.random.default_rng(1)
+Yt = np.ascontiguousarray(np.vstack([rng.normal(size=(3000, 2)),
+                                     0.2 * rng.normal(size=(1000, 2)) + 4]).T * 5)
+out = {}
+for threads in (1, 2):
+    numba.set_num_threads(threads)
+    f_bh = np.empty((4000, 2))
+    z_bh = barnes_hut.barnes_hut_repulsion(Yt, 1.0, 0.5, f_bh)
+    f_fft = np.empty((4000, 2))
+    z_fft = interpolation.interpolation_repulsion(Yt, 1.0, repulsion=f_fft, workers=threads)
+    out[threads] = (z_bh, f_bh, z_fft, f_fft)
+assert numba.get_num_threads() == 2
+one, two = out[1], out[2]
+assert one[0] == two[0] and np.array_equal(one[1], two[1])  # Barnes-Hut: bit for bit
+assert one[2] == two[2] and np.array_equal(one[3], two[3])  # the grid sums too
+print("ok")
+"""
+
+
+def test_serial_equals_parallel():
+    """Each point's sums are accumulated by one thread in a fixed order, and the
+    spreading onto the grid is split by columns of boxes, not by threads."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="2")
+    done = subprocess.run([sys.executable, "-c", THREADS_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ok")
+
+
+# -- automatic choices, memory and errors ------------------------------------------------------
+def test_auto_repulsion_threshold(monkeypatch, rng):
+    X = rng.normal(size=(300, 5))
+    assert HSSNE(perplexity=10).prepare(X).repulsion == "exact"
+    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 200)
+    run = HSSNE(perplexity=10).prepare(X)
+    assert run.repulsion == "adaptive" and sp.issparse(run.P_mixed)  # dense P converted
+    # The tree for so few points (a grid of 150 x 150 nodes is more than 4 per point) ...
+    assert run._approximation(run._Yt) == "barnes-hut"
+    # ... the fine grid while it is small enough, the tree for a wide embedding.
+    monkeypatch.setattr(hssne_module, "GRID_NODES_PER_POINT", 100.0)
+    assert run._approximation(run._Yt) == "fft"
+    assert run._grid_params()["box_size"] == pytest.approx(0.3)  # node spacing 0.1
+    assert run._approximation(1000.0 * run._Yt / np.ptp(run._Yt)) == "barnes-hut"
+    with pytest.warns(UserWarning, match="n_components <= 2"):
+        assert HSSNE(perplexity=10, n_components=3).prepare(X).repulsion == "exact"
+
+
+@pytest.mark.parametrize("method", ["barnes-hut", "fft"])
+def test_approximate_repulsion_in_one_and_three_dimensions(rng, method):
+    X = rng.normal(size=(40, 4))
+    with pytest.raises(ValueError, match="n_components=1 or 2"):
+        HSSNE(perplexity=5, n_components=3, repulsion=method).fit(X)
+    # One dimension: a plane with a zero second coordinate.
+    run = HSSNE(perplexity=5, n_components=1, repulsion=method, theta=0.0,
+                fft_box_size=0.05).prepare(X)
+    Yt = np.ascontiguousarray(rng.normal(size=(1, 40)))
+    exact = HSSNE(perplexity=5, n_components=1, repulsion="exact").prepare(X)
+    approx_grad, exact_grad = np.empty_like(Yt), np.empty_like(Yt)
+    run._gradient(Yt, 1.0, approx_grad)
+    exact._gradient(Yt, 1.0, exact_grad)
+    np.testing.assert_allclose(approx_grad, exact_grad, rtol=1e-3 if method == "fft" else 1e-9,
+                               atol=1e-6 * np.abs(exact_grad).max())
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(repulsion="tree"), "repulsion"),
+    (dict(theta=-0.5), "theta"),
+    (dict(fft_nodes=1), "fft_nodes"),
+    (dict(fft_box_size=0.0), "fft_box_size"),
+    (dict(fft_min_boxes=0), "fft_min_boxes"),
+    (dict(neighbors="annoy"), "neighbors"),
+])
+def test_bad_parameters(rng, params, match):
+    with pytest.raises(ValueError, match=match):
+        HSSNE(perplexity=5, **params).fit(rng.normal(size=(30, 3)))
+
+
+class _ExactNNDescent:
+    """Stands in for pynndescent.NNDescent (whose first use compiles for about a
+    minute): exact neighbours, the point itself included, float32 distances."""
+
+    def __init__(self, data, n_neighbors, metric, random_state, **_):
+        from sklearn.neighbors import NearestNeighbors
+
+        dist, idx = NearestNeighbors(n_neighbors=n_neighbors, metric=metric).fit(
+            data).kneighbors(data)
+        self.neighbor_graph = (idx.astype(np.int32), dist.astype(np.float32))
+
+
+def test_neighbors_auto_threshold(monkeypatch, rng):
+    import types
+
+    monkeypatch.setitem(sys.modules, "pynndescent", types.SimpleNamespace(
+        NNDescent=_ExactNNDescent))
+    X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
+    exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact")
+    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_N", 500)
+    assert affinity_module._resolve_neighbors("auto", 800, "euclidean") == "approximate"
+    assert affinity_module._resolve_neighbors("auto", 400, "euclidean") == "exact"
+    assert affinity_module._resolve_neighbors("auto", 800, "precomputed") == "exact"
+    approx = joint_probabilities(X, 10.0, method="knn")
+    np.testing.assert_allclose(approx.toarray(), exact.toarray(), rtol=1e-6, atol=1e-12)
+    with pytest.raises(ValueError, match="precomputed"):
+        joint_probabilities(rng.random((30, 30)), 5.0, method="knn", metric="precomputed",
+                            neighbors="approximate")
+
+
+@pytest.mark.slow
+def test_approximate_neighbors_with_pynndescent(rng):
+    pytest.importorskip("pynndescent")
+    X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
+    exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact")
+    approx = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
+                                 random_state=0)
+    assert approx.shape == exact.shape and approx.sum() == pytest.approx(1.0)
+    # Nearly the same neighbours: almost all of P's mass sits on the same pairs.
+    assert approx.multiply(exact > 0).sum() > 0.98
+    again = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
+                                random_state=0)
+    assert (approx != again).nnz == 0
+
+
+def test_approximate_neighbors_without_pynndescent(monkeypatch, rng):
+    monkeypatch.setitem(sys.modules, "pynndescent", None)
+    X = rng.normal(size=(60, 3))
+    with pytest.raises(ImportError, match="pynndescent"):
+        joint_probabilities(X, 5.0, method="knn", neighbors="approximate")
+    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_N", 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P = joint_probabilities(X, 5.0, method="knn")  # "auto" falls back to exact
+    assert P.nnz > 0
+
+
+def test_auto_affinity_is_sparse_above_the_threshold(monkeypatch, rng):
+    from nbembed import _config
+
+    X = rng.normal(size=(3000, 5))
+    monkeypatch.setattr(_config, "DENSE_AFFINITY_MAX_N", 2000)
+    P = joint_probabilities(X, 10.0, method="auto")
+    assert sp.issparse(P) and P.nnz <= 2 * 3000 * 30  # memory O(n k)
+    assert P.indices.dtype == np.int32
+
+
+# The grid's cost follows the embedding's extent, which is large for a few points
+# with the default step size; Barnes-Hut stands for the approximate paths here.
+@parametrize_with_checks([
+    HSSNE(perplexity=3.0, n_iter=60, early_exaggeration_iter=20, repulsion="barnes-hut",
+          random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -21,8 +21,12 @@ of M = B p nodes per dimension with spacing h / p.
 
 Both passes cost O(n p^2) and the FFTs O(M^2 log M) per kernel sum. The
 interpolation error falls with the box side h (relative to the kernel's width
-of about one unit) and the number of nodes p; the self term (j = i) is
-included on the grid and subtracted from Z afterwards (H(0) = 1).
+of about one unit) and the number of nodes p. The self term (j = i) is on
+the grid too; what the grid makes of it is computed exactly for every point
+and subtracted (:func:`self_terms`).
+
+The same sums with other charges serve other objectives: :func:`grid_sums`
+takes any charges and either kernel.
 """
 
 import math
@@ -217,34 +221,46 @@ def kernel_grids(n_nodes_1d, spacing, alpha, with_forces):
 
 
 @njit(**JIT_PARALLEL)
-def _finish(Yt, values, repulsion):
-    """Per-point Z_i, and force_i = y_i sum_j K_ij - sum_j K_ij y_j into
-    ``repulsion``, from the interpolated sums.
+def self_terms(weights, local_kernels):
+    """What the grid adds for every point's pair with itself, per kernel: (k, n).
 
-    The grid includes every point's own H(0) = 1 in Z_i, subtracted here.
+    A point's charge goes onto the p x p nodes of its box and is read back from
+    the same nodes, so its own contribution is sum_{ab, a'b'} w_a w_b
+    K(node_ab - node_a'b') w_a' w_b', not K(0). Subtracting exactly this removes
+    the self term without the interpolation error of K(0), which matters for
+    sums much smaller than K(0) (points far from all others).
+    ``local_kernels[k, da, db]`` is kernel k at the node offset (da, db).
     """
-    n = Yt.shape[1]
-    z_rows = np.empty(n)
+    n = weights.shape[1]
+    p = weights.shape[2]
+    n_kernels = local_kernels.shape[0]
+    out = np.empty((n_kernels, n))
     for i in prange(n):
-        z_rows[i] = values[0, i] - 1.0
-        if repulsion.shape[0]:
-            repulsion[i, 0] = Yt[0, i] * values[1, i] - values[2, i]
-            repulsion[i, 1] = Yt[1, i] * values[1, i] - values[3, i]
-    return z_rows
+        for k in range(n_kernels):
+            acc = 0.0
+            for a in range(p):
+                for a2 in range(p):
+                    wa = weights[0, i, a] * weights[0, i, a2]
+                    for b in range(p):
+                        for b2 in range(p):
+                            acc += (wa * weights[1, i, b] * weights[1, i, b2]
+                                    * local_kernels[k, abs(a - a2), abs(b - b2)])
+            out[k, i] = acc
+    return out
 
 
 def _kernel_spectra(M, spacing, alpha, workers, cache):
-    """FFTs of the circulant grids of H and H S, reused from ``cache`` when the
-    grid and the kernel are unchanged."""
+    """The circulant grids of H and H S and their FFTs, reused from ``cache`` when
+    the grid and the kernel are unchanged."""
     key = (M, spacing, float(alpha))
     if cache is not None and cache.get("key") == key:
-        return cache["spectra"]
-    spectra = scipy.fft.rfft2(kernel_grids(M, spacing, float(alpha), True),
-                              workers=workers)
+        return cache["grids"], cache["spectra"]
+    grids = kernel_grids(M, spacing, float(alpha), True)
+    spectra = scipy.fft.rfft2(grids, workers=workers)
     if cache is not None:
         cache.clear()
-        cache.update(key=key, spectra=spectra)
-    return spectra
+        cache.update(key=key, grids=grids, spectra=spectra)
+    return grids, spectra
 
 
 def _convolve(grid, kernel_spectra, pairs, workers):
@@ -261,6 +277,54 @@ def _convolve(grid, kernel_spectra, pairs, workers):
     del spectra
     columns = scipy.fft.ifft(products, axis=-2, workers=workers, overwrite_x=True)[:, :M]
     return scipy.fft.irfft(columns, n=2 * M, axis=-1, workers=workers)[:, :, :M]
+
+
+#: Kernels of :func:`grid_sums`: H and K = H S of the power family.
+KERNEL_H, KERNEL_HS = 0, 1
+
+
+def grid_sums(Yt, charges, pairs, alpha, *, n_nodes=3, box_size=1.0, min_boxes=50,
+              shift=(0.0, 0.0), workers=None, cache=None):
+    """Kernel sums over all other points, interpolated on a grid.
+
+    Parameters
+    ----------
+    Yt : ndarray (2, n), float64
+        Embedding, transposed.
+    charges : ndarray (c, n)
+        Values carried by the points.
+    pairs : sequence of (charge, kernel)
+        Which sums to form: charge row and kernel (``KERNEL_H`` or ``KERNEL_HS``).
+    alpha : float
+        Tail of the power family; H(tau) = exp(-tau) at 0.
+    n_nodes, box_size, min_boxes, shift, workers, cache
+        As in :func:`interpolation_repulsion`.
+
+    Returns
+    -------
+    ndarray (len(pairs), n)
+        Row r: sum_{j != i} kernel_r(y_i, y_j) charges[charge_r, j].
+    """
+    if Yt.shape[0] != 2:
+        raise ValueError(f"FFT-accelerated interpolation needs a two-dimensional embedding; "
+                         f"got {Yt.shape[0]} dimensions.")
+    Yt = np.ascontiguousarray(Yt, dtype=np.float64)
+    charges = np.ascontiguousarray(charges, dtype=np.float64)
+    n = Yt.shape[1]
+    workers = get_num_threads() if workers is None else workers
+    lo, h, n_boxes = grid_layout(Yt, n_nodes, box_size, min_boxes, shift)
+    M = n_boxes * n_nodes
+    box, weights = interpolation_weights(Yt, lo, h, n_boxes, n_nodes)
+    grid = np.zeros((charges.shape[0], M, M))
+    spread(box, weights, charges, n_boxes, grid)
+    kernel_grids_, spectra = _kernel_spectra(M, h / n_nodes, alpha, workers, cache)
+    potentials = _convolve(grid, spectra, pairs, workers)
+    values = np.empty((len(pairs), n))
+    gather(box, weights, np.ascontiguousarray(potentials), values)
+    own = self_terms(weights, np.ascontiguousarray(kernel_grids_[:, :n_nodes, :n_nodes]))
+    for row, (c, k) in enumerate(pairs):
+        values[row] -= charges[c] * own[k]
+    return values
 
 
 def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
@@ -286,33 +350,26 @@ def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
     workers : int, optional
         Threads for the FFTs; default Numba's thread count.
     cache : dict, optional
-        Keeps the kernel spectra between calls (a run passes its own dict).
+        Keeps the kernel grids and spectra between calls (a run passes its own
+        dict).
 
     Returns
     -------
     z : float
         Z = sum_{i != j} H_ij.
     """
-    if Yt.shape[0] != 2:
-        raise ValueError(f"FFT-accelerated interpolation needs a two-dimensional embedding; "
-                         f"got {Yt.shape[0]} dimensions.")
     Yt = np.ascontiguousarray(Yt, dtype=np.float64)
-    n = Yt.shape[1]
-    workers = get_num_threads() if workers is None else workers
-    with_forces = repulsion is not None
-    lo, h, n_boxes = grid_layout(Yt, n_nodes, box_size, min_boxes, shift)
-    M = n_boxes * n_nodes
-    box, weights = interpolation_weights(Yt, lo, h, n_boxes, n_nodes)
-    # Charges: 1 (for both kernels), y_1 and y_2 (forces only).
-    charges = np.vstack([np.ones((1, n)), Yt]) if with_forces else np.ones((1, n))
-    grid = np.zeros((charges.shape[0], M, M))
-    spread(box, weights, charges, n_boxes, grid)
-    kernels = _kernel_spectra(M, h / n_nodes, alpha, workers, cache)
-    # H on charge 1; H S on charges 1, y_1 and y_2.
-    pairs = ((0, 0), (0, 1), (1, 1), (2, 1)) if with_forces else ((0, 0),)
-    potentials = _convolve(grid, kernels, pairs, workers)
-    values = np.empty((len(pairs), n))
-    gather(box, weights, np.ascontiguousarray(potentials), values)
-    z_rows = _finish(Yt, values, repulsion if with_forces else np.empty((0, 2)))
-    # Summed outside the parallel kernel, whose reductions depend on the thread count.
-    return float(np.sum(z_rows))
+    grid = dict(n_nodes=n_nodes, box_size=box_size, min_boxes=min_boxes, shift=shift,
+                workers=workers, cache=cache)
+    if repulsion is None:
+        values = grid_sums(Yt, np.ones((1, Yt.shape[1])), ((0, KERNEL_H),), alpha, **grid)
+    else:
+        # Charges 1, y_1, y_2: H on 1 (Z); H S on all three (the forces).
+        charges = np.vstack([np.ones((1, Yt.shape[1])), Yt])
+        values = grid_sums(Yt, charges, ((0, KERNEL_H), (0, KERNEL_HS), (1, KERNEL_HS),
+                                         (2, KERNEL_HS)), alpha, **grid)
+        # force_i = y_i sum_j K_ij - sum_j K_ij y_j
+        repulsion[:, 0] = Yt[0] * values[1] - values[2]
+        repulsion[:, 1] = Yt[1] * values[1] - values[3]
+    # Summed outside the parallel kernels, whose reductions depend on the thread count.
+    return float(np.sum(values[0]))

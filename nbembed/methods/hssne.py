@@ -110,12 +110,8 @@ class HSSNERun(EmbeddingRun):
 
     def __init__(self, P, links, Y0, *, alpha, rho, must_link_mixing="per-point",
                  dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
-                 fft_box_size=1.0, fft_min_boxes=50, auto_main_learning_rate=False,
-                 **schedule):
+                 fft_box_size=1.0, fft_min_boxes=50, **schedule):
         super().__init__(Y0, **schedule)
-        # With "auto", the step size after early exaggeration follows alpha.
-        self._main_lr_bounds = (schedule["learning_rate"], float(self.n_samples)) \
-            if auto_main_learning_rate else None
         self.P = P
         self.links = links
         self.must_link_mixing = must_link_mixing
@@ -170,23 +166,9 @@ class HSSNERun(EmbeddingRun):
         if alpha is not None:
             self.alpha = alpha
             self._kernel = kernels.kernel_for(alpha)
-            if self._main_lr_bounds is not None and self.iteration >= self.exaggeration_iter:
-                self._gradient_descent.learning_rate = self._main_learning_rate()
         if rho is not None:
             self.rho = rho
             self._mix()
-
-    def _main_learning_rate(self):
-        """max(n min(2 alpha, 1), the early-exaggeration rate): openTSNE's n for
-        alpha >= 0.5; smaller towards the Gaussian, whose attraction does not fade
-        with distance (at alpha = 0 a step of n diverged on digits, n / 4 did not)."""
-        low, n = self._main_lr_bounds
-        return max(n * min(2.0 * self.alpha, 1.0), low)
-
-    def _iterate(self):
-        if self._main_lr_bounds is not None and self.iteration == self.exaggeration_iter:
-            self._gradient_descent.learning_rate = self._main_learning_rate()
-        super()._iterate()
 
     def _approximation(self, Yt):
         """Which approximation serves this embedding, "barnes-hut" or "fft"."""
@@ -306,9 +288,6 @@ class HSSNE(EmbeddingEstimator):
         Step size of the gradient optimizer; "auto" is
         max(n / early_exaggeration, 50), n / 12 by default (on digits it beat
         scikit-learn's n / 48 for alpha >= 1: KL 0.671 vs 0.683 at alpha = 1).
-        With approximate repulsion "auto" switches after early exaggeration to
-        max(n min(2 alpha, 1), n / early_exaggeration): n for alpha >= 0.5, as
-        openTSNE does (docs/scale.md).
     fixed_point_momentum : float, default=0.95
         Heavy-ball momentum for the fixed-point optimizer, in [0, 1). 0 is the
         paper's parameter-free update. The momentum restarts whenever a step
@@ -467,13 +446,8 @@ class HSSNE(EmbeddingEstimator):
         self.n_features_in_ = X.shape[1]
         # A cost with a dense P takes one logarithm per pair, about 20 gradients.
         cost_every = 10 if sp.issparse(P) else 50
-        # With approximate repulsion, "auto" raises the step after early exaggeration
-        # to about n (openTSNE's rule): on digits the final KL was 3-9% higher with
-        # n / 12 and the grid's gradients, and large embeddings converge faster.
-        auto_main = repulsion != "exact" and isinstance(self.learning_rate, str)
         return HSSNERun(P, links, start, alpha=alpha, rho=rho, must_link_mixing=mixing,
                         dtype=dtype, repulsion=repulsion, cost_every=cost_every,
-                        auto_main_learning_rate=auto_main,
                         optimizer=resolve_optimizer(optimizer, alpha),
                         fixed_point_momentum=fp_momentum, **approximation, **schedule)
 

@@ -17,18 +17,25 @@ def input_neighbourhoods(D, sigma):
     return E / E.sum(axis=1, keepdims=True)
 
 
-def sne_cost(P, Y):
-    """sum_i KL(P_i || Q_i), with log q from a log-sum-exp (no underflow)."""
+def _log_q(Y):
+    """log q_ij from a log-sum-exp (no underflow for points far from all others)."""
     T = ref.sq_distances(Y)
     np.fill_diagonal(T, np.inf)
-    log_q = -T - logsumexp(-T, axis=1, keepdims=True)
+    return -T - logsumexp(-T, axis=1, keepdims=True)
+
+
+def sne_cost(P, Y):
+    """sum_i KL(P_i || Q_i)."""
+    log_q = _log_q(Y)
     mask = P > 0
     return float(np.sum(P[mask] * (np.log(P[mask]) - log_q[mask])))
 
 
 def sne_grad(P, Y):
     """2 sum_j (p_ij - q_ij + p_ji - q_ji)(y_i - y_j)."""
-    return ref.sne_grad(P, Y)
+    W = P - np.exp(_log_q(Y))
+    W = W + W.T
+    return 2.0 * (W.sum(axis=1)[:, None] * Y - W @ Y)
 
 
 def simplex_directions_check(W):

@@ -25,13 +25,12 @@ d_ij (non-negative, zero diagonal, not necessarily a metric); they are squared
 in the Gaussian exactly like Euclidean distances.
 """
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
-
-import os
-
 from sklearn.utils import check_random_state
 
 from .. import _config
@@ -132,10 +131,8 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
     if k < perplexity:
         raise ValueError(f"n_neighbors = {k} must be at least the perplexity ({perplexity:g}).")
-    if _resolve_neighbors(neighbors, n, metric) == "approximate":
-        dist, idx = _approximate_neighbors(X, k, metric, random_state)
-    else:
-        dist, idx = _nearest_neighbors(X, k, metric)
+    dist, idx = nearest_neighbors(X, k, metric=metric, neighbors=neighbors,
+                                  random_state=random_state)
     sq = np.square(dist, dtype=np.float64)
     del dist
     with _config.KERNEL_LOCK:
@@ -146,6 +143,29 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     P = sp.csr_matrix((P_knn.ravel(), idx.ravel().astype(index_dtype, copy=False), indptr),
                       shape=(n, n))
     return P, beta
+
+
+def nearest_neighbors(X, k, *, metric="euclidean", neighbors="auto", random_state=None):
+    """The k nearest neighbours of every point, itself excluded.
+
+    Parameters
+    ----------
+    X : ndarray (n, d), or (n, n) with ``metric="precomputed"``
+    k : int
+    metric : str
+    neighbors : {"auto", "exact", "approximate"}
+        See :func:`conditional_probabilities`.
+    random_state : int, RandomState or None
+        Seed of the approximate search.
+
+    Returns
+    -------
+    dist, idx : ndarray (n, k)
+        Distances and indices, nearest first.
+    """
+    if _resolve_neighbors(neighbors, X.shape[0], metric) == "approximate":
+        return _approximate_neighbors(X, k, metric, random_state)
+    return _nearest_neighbors(X, k, metric)
 
 
 def _approximate_neighbors(X, k, metric, random_state):

@@ -23,12 +23,17 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_random_state
 
 from .. import _config
 from .._kernels import mbed as kernels
-from .._validation import check_dense_allowed, check_labels, check_number
+from .._kernels import sne as sparse_kernels
+from .._kernels.sne_grid import sne_cost_gradient_grid
+from .._validation import check_dense_allowed, check_labels, check_number, check_option
+from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
+from . import hssne as hssne_method
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -49,6 +54,14 @@ ANNEAL_INIT_SCALE = 1e-3
 LAMBDA_START, LAMBDA_END = 20.0, 0.2
 #: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
 SUM_TOLERANCE = 1e-6
+#: Neighbours per point of the sparse input neighbourhoods (``affinity="knn"``).
+KNN_NEIGHBORS = 90
+#: Random points among which the dissimilarities estimate the 1/K quantile of
+#: ``sigma="auto"`` when not all pairs are computed (``affinity="knn"``): about
+#: 250 000 pairs.
+SIGMA_SAMPLE_POINTS = 700
+AFFINITIES = ("auto", "exact", "knn")
+REPULSIONS = ("auto", "exact", "fft")
 
 
 # -- Algorithm 1's schedule and criterion ------------------------------------------------------
@@ -134,6 +147,27 @@ def input_neighbourhoods(D, sigma):
     return P
 
 
+def sparse_input_neighbourhoods(dist, idx, sigma):
+    """p_ij = exp(-d_ij^2 / sigma^2) normalized over the k nearest neighbours of i.
+
+    Parameters
+    ----------
+    dist, idx : ndarray (n, k)
+        Each point's neighbours (itself excluded) and their dissimilarities.
+    sigma : float
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix (n, n), rows summing to one
+    """
+    n, k = dist.shape
+    logits = -np.square(dist, dtype=np.float64) / sigma ** 2
+    logits -= logits.max(axis=1, keepdims=True)
+    P = np.exp(logits)
+    P /= P.sum(axis=1, keepdims=True)
+    return sp.csr_matrix((P.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+
+
 def default_sigma(D, n_classes):
     """The 1/K quantile of the off-diagonal dissimilarities (the paper's choice)."""
     off = D[~np.eye(D.shape[0], dtype=bool)]
@@ -143,6 +177,20 @@ def default_sigma(D, n_classes):
                          f"dissimilarities, which is {sigma:g} here (many identical points?). "
                          f"Pass a positive sigma explicitly.")
     return sigma
+
+
+def sampled_sigma(X, n_classes, metric, random_state):
+    """:func:`default_sigma` on ``SIGMA_SAMPLE_POINTS`` random points: the 1/K
+    quantile of the dissimilarities among them, without all pairs of X."""
+    n = X.shape[0]
+    rng = check_random_state(random_state)
+    chosen = np.sort(rng.choice(n, size=min(n, SIGMA_SAMPLE_POINTS), replace=False))
+    if metric == "precomputed":
+        D = X[chosen][:, chosen]
+        D = D.toarray() if sp.issparse(D) else np.asarray(D)
+    else:
+        D = pairwise_distances(X[chosen], metric=metric)
+    return default_sigma(D, n_classes)
 
 
 def check_class_prior(prior, n_classes):
@@ -445,8 +493,12 @@ class MbedRun(Run):
 
     def __init__(self, M, p_log_p, Y0, restart_noise, *, directions, soft_labels,
                  label_weights, label_weight=1.0, log_prior=None, n_iter=500, n_iter_init=10,
-                 n_anneal=20):
+                 n_anneal=20, repulsion="exact"):
+        self.repulsion = repulsion
+        if repulsion == "fft" and not sp.issparse(M):
+            M = sp.csr_matrix(M)  # the grid path sums the attraction over stored entries
         self.M = M
+        self._grid_cache = {}
         self._p_log_p = float(p_log_p)
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._restart_noise = restart_noise
@@ -602,12 +654,29 @@ class MbedRun(Run):
     def _objective(self, x):
         Yt = x.reshape(self._Yt.shape)
         grad = np.empty_like(Yt)
-        cost = self._p_log_p + kernels.sne_cost_gradient(Yt, self.M, grad)
+        cost = self._p_log_p + self._sne_term(Yt, grad)
         if self.current_lambda is not None:
             extra, extra_grad, _ = self._boundary(Yt)
             cost += extra
             grad += extra_grad.T
         return cost, grad.reshape(-1)
+
+    def _sne_term(self, Yt, grad):
+        """The SNE cost without sum p log p; its gradient into ``grad``."""
+        M = self.M
+        if self.repulsion == "fft":
+            if Yt.shape[0] == 2:
+                return sne_cost_gradient_grid(Yt, M, grad, self._grid_cache)
+            # A line is a plane with a zero second coordinate.
+            plane_grad = np.empty((2, Yt.shape[1]))
+            cost = sne_cost_gradient_grid(np.vstack([Yt, np.zeros_like(Yt)]), M, plane_grad,
+                                          self._grid_cache)
+            grad[0] = plane_grad[0]
+            return cost
+        if sp.issparse(M):
+            return sparse_kernels.sne_gradient(Yt, M.indptr, M.indices, M.data,
+                                               np.ones(Yt.shape[1]), 1.0, grad)
+        return kernels.sne_cost_gradient(Yt, M, grad)
 
     def _boundary(self, Yt):
         return kernels.boundary_cost_gradient(
@@ -736,7 +805,25 @@ class Mbed(EmbeddingEstimator):
         diagonal, not necessarily a metric).
     sigma : "auto" or float, default="auto"
         Width of the input neighbourhoods exp(-d_ij^2 / sigma^2); "auto" is
-        the 1/K quantile of all pairwise dissimilarities.
+        the 1/K quantile of all pairwise dissimilarities (with
+        ``affinity="knn"``, of those among 700 random points).
+    affinity : {"auto", "exact", "knn"}, default="auto"
+        Input neighbourhoods over all pairs (dense, the paper's), or over the
+        ``n_neighbors`` nearest neighbours of each point (sparse, memory
+        O(n k)). The neighbourhoods are wide (sigma is a quantile of all
+        distances), so truncating them changes the objective: each point then
+        attracts its nearest neighbours only. "auto" is exact up to 5000
+        points (``nbembed._config.DENSE_AFFINITY_MAX_N``).
+    n_neighbors : int or None, default=None
+        Neighbours per point for ``affinity="knn"``; None is min(n - 1, 90).
+    neighbors : {"auto", "exact", "approximate"}, default="auto"
+        How the nearest neighbours are found (see :class:`~nbembed.HSSNE`).
+    repulsion : {"auto", "exact", "fft"}, default="auto"
+        How the normalizers Z_i = sum_j exp(-||y_i - y_j||^2) of the output
+        neighbourhoods and their gradient are computed: over all pairs, O(n^2)
+        per evaluation, or by FFT-accelerated interpolation on a grid of node
+        spacing 0.1, O(n + grid) (``n_components`` <= 2 only). "auto" is exact
+        up to 10 000 points (as for HSSNE, see docs/scale.md).
     random_state : int, RandomState or None
     verbose : bool, default=False
         Log the radius and each annealing step through the ``nbembed`` logger.
@@ -792,7 +879,8 @@ class Mbed(EmbeddingEstimator):
 
     def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, n_iter_total=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, metric="euclidean",
-                 sigma="auto", random_state=None, verbose=False):
+                 sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
+                 repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
         self.n_components = n_components
         self.n_anneal = n_anneal
@@ -802,6 +890,10 @@ class Mbed(EmbeddingEstimator):
         self.label_weight = label_weight
         self.metric = metric
         self.sigma = sigma
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.neighbors = neighbors
+        self.repulsion = repulsion
         self.random_state = random_state
         self.verbose = verbose
 
@@ -846,21 +938,16 @@ class Mbed(EmbeddingEstimator):
         K, d, schedule = self._check_params(n)
         if self.verbose:
             enable_verbose_logging()
-        check_dense_allowed(n, what="Mbed's neighbourhoods",
-                            alternative="Mbed compares all pairs; embed a subsample")
-        if self.metric == "precomputed":
-            D = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-        else:
-            D = pairwise_distances(X, metric=self.metric)
-        if isinstance(self.sigma, str) and self.sigma == "auto":
-            sigma = default_sigma(D, K)
-        else:
-            sigma = check_number(self.sigma, "sigma", low=0, low_open=True)
-        P = input_neighbourhoods(D, sigma)
-        del D
-        positive = P[P > 0]
+        affinity = check_option(self.affinity, "affinity", AFFINITIES)
+        if affinity == "auto":
+            affinity = "exact" if n <= _config.DENSE_AFFINITY_MAX_N else "knn"
+        check_option(self.neighbors, "neighbors", NEIGHBORS)
+        repulsion = self._resolve_repulsion(n, d)
+        P = (self._dense_neighbourhoods(X, K) if affinity == "exact" else
+             self._sparse_neighbourhoods(X, K))
+        positive = P.data[P.data > 0] if sp.issparse(P) else P[P > 0]
         p_log_p = float(np.sum(positive * np.log(positive)))
-        M = P + P.T
+        M = sp.csr_matrix(P + P.T) if sp.issparse(P) else P + P.T
         del P
         soft, weights = label_inputs(y, annotations, n, K)
         rng = check_random_state(self.random_state)
@@ -875,10 +962,46 @@ class Mbed(EmbeddingEstimator):
                 raise ValueError("init contains NaN or infinity.")
         noise = rng.standard_normal((d, n))
         self.n_features_in_ = X.shape[1]
-        self.sigma_ = sigma
         return MbedRun(M, p_log_p, start, noise,
                        directions=kernels.simplex_directions(K, d), soft_labels=soft,
-                       label_weights=weights, **schedule)
+                       label_weights=weights, repulsion=repulsion, **schedule)
+
+    def _resolve_repulsion(self, n, d):
+        repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)
+        if repulsion == "fft" and d > 2:
+            raise ValueError(f"repulsion='fft' supports n_components=1 or 2 only (got {d}); "
+                             f"use repulsion='exact' (O(n^2) per evaluation) for more "
+                             f"dimensions.")
+        if repulsion == "auto":
+            return "fft" if n > hssne_method.EXACT_REPULSION_MAX_N and d <= 2 else "exact"
+        return repulsion
+
+    def _sigma(self, n_classes, estimate):
+        if isinstance(self.sigma, str) and self.sigma == "auto":
+            return estimate()
+        return check_number(self.sigma, "sigma", low=0, low_open=True)
+
+    def _dense_neighbourhoods(self, X, n_classes):
+        """P over all pairs (the paper's): an n x n array."""
+        check_dense_allowed(X.shape[0], what="Mbed's neighbourhoods over all pairs",
+                            alternative='Use affinity="knn" (sparse, memory O(n k))')
+        if self.metric == "precomputed":
+            D = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        else:
+            D = pairwise_distances(X, metric=self.metric)
+        self.sigma_ = self._sigma(n_classes, lambda: default_sigma(D, n_classes))
+        return input_neighbourhoods(D, self.sigma_)
+
+    def _sparse_neighbourhoods(self, X, n_classes):
+        """P over each point's nearest neighbours: a CSR matrix with n k entries."""
+        n = X.shape[0]
+        k = min(n - 1, KNN_NEIGHBORS) if self.n_neighbors is None else check_number(
+            self.n_neighbors, "n_neighbors", low=1, high=n - 1, integer=True)
+        self.sigma_ = self._sigma(n_classes, lambda: sampled_sigma(
+            X, n_classes, self.metric, self.random_state))
+        dist, idx = nearest_neighbors(X, k, metric=self.metric, neighbors=self.neighbors,
+                                      random_state=self.random_state)
+        return sparse_input_neighbourhoods(dist, idx, self.sigma_)
 
     def _store_fitted(self, run):
         step = run.selected_step

@@ -58,6 +58,27 @@ ROW_BLOCK = 64
 _TINY_Z = 1e-250
 
 
+@njit(inline="always", **JIT)
+def shifted_normalizer(tau):
+    """(s, z) with sum_j exp(-tau_j) = exp(-s) z.
+
+    s = 0 unless the plain sum falls below ``_TINY_Z``; then s is the smallest
+    tau, so that z >= 1 cannot underflow (a log-sum-exp).
+    """
+    z = 0.0
+    for j in range(tau.size):
+        z += exp_neg(tau[j])
+    if z >= _TINY_Z:
+        return 0.0, z
+    s = BIG
+    for j in range(tau.size):
+        s = min(s, tau[j])
+    z = 0.0
+    for j in range(tau.size):
+        z += exp_neg(tau[j] - s)
+    return s, z
+
+
 @njit(**JIT_PARALLEL)
 def sne_normalizers(Yt):
     """Normalizers Z_i = sum_{j != i} exp(-tau_ij), as Z_i = exp(-s_i) z_i.
@@ -81,18 +102,7 @@ def sne_normalizers(Yt):
         buf = np.empty(n)
         for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
             row_squared_distances(Yt, i, buf, BIG)
-            zi = 0.0
-            for j in range(n):
-                zi += exp_neg(buf[j])
-            if zi < _TINY_Z:
-                s = BIG
-                for j in range(n):
-                    s = min(s, buf[j])
-                zi = 0.0
-                for j in range(n):
-                    zi += exp_neg(buf[j] - s)
-                shift[i] = s
-            z[i] = zi
+            shift[i], z[i] = shifted_normalizer(buf)
     return shift, z
 
 

@@ -25,10 +25,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, JIT_PARALLEL
-from .hssne import hssne_attraction, sparse_p_log_h
+from .._config import JIT_PARALLEL
+from .hssne import _sq_dist, hssne_attraction, sparse_p_log_h
 from .interpolation import KERNEL_H, grid_sums
-from .mbed import BIG, exp_neg
+from .mbed import BIG, exp_neg, shifted_normalizer
+from .rows import row_squared_distances
 
 #: Grid normalizers below this are recomputed exactly (see the module docstring).
 EXACT_ROW_BELOW = 1e-3
@@ -58,23 +59,8 @@ def exact_rows(Yt, rows):
     for t in prange(r):
         i = rows[t]
         tau = np.empty(n)
-        for j in range(n):
-            acc = 0.0
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                acc += diff * diff
-            tau[j] = acc if j != i else BIG
-        s = 0.0
-        zi = 0.0
-        for j in range(n):
-            zi += exp_neg(tau[j])
-        if zi < 1e-250:
-            s = BIG
-            for j in range(n):
-                s = min(s, tau[j])
-            zi = 0.0
-            for j in range(n):
-                zi += exp_neg(tau[j] - s)
+        row_squared_distances(Yt, i, tau, BIG)
+        s, zi = shifted_normalizer(tau)
         for j in range(n):
             q = exp_neg(tau[j] - s) / zi
             for k in range(d):
@@ -93,11 +79,7 @@ def add_exact_columns(Yt, columns, shift, z, out):
             j = columns[t]
             if j == i:
                 continue
-            tau = 0.0
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                tau += diff * diff
-            q = exp_neg(tau - shift[t]) / z[t]
+            q = exp_neg(_sq_dist(Yt, i, j) - shift[t]) / z[t]
             for k in range(d):
                 out[i, k] += q * (Yt[k, i] - Yt[k, j])
 

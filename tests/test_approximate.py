@@ -405,3 +405,23 @@ def test_auto_affinity_is_sparse_above_the_threshold(monkeypatch, rng):
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_memory_guards_name_the_sparse_path(monkeypatch, rng):
+    from sklearn.metrics import pairwise_distances
+
+    from nbembed import _config
+    from nbembed.methods._base import initial_embedding
+
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 50 * 50)
+    X = rng.normal(size=(60, 3))
+    with pytest.raises(MemoryError, match='affinity="knn"'):
+        HSSNE(affinity="exact", perplexity=5).fit(X)
+    D = sp.csr_matrix(pairwise_distances(X))
+    with pytest.raises(MemoryError, match="Sparse precomputed"):
+        HSSNE(affinity="knn", metric="precomputed", perplexity=5).fit(D)
+    with pytest.raises(MemoryError, match="init='random'"):
+        initial_embedding(D, "pca", 2, 0, metric="precomputed")
+    # The sparse path itself never allocates n x n.
+    assert HSSNE(affinity="knn", repulsion="barnes-hut", perplexity=5,
+                 n_iter=30).fit(X).embedding_.shape == (60, 2)

@@ -116,7 +116,8 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     log_perplexity = float(np.log(perplexity))
     if method == "exact":
         check_dense_allowed(n, what="Exact affinities",
-                            alternative='Use method="knn" for sparse neighbourhoods')
+                            alternative='Use sparse nearest-neighbour affinities (affinity="knn" in '
+                                        'the estimators, method="knn" here)')
         if metric == "precomputed":
             D = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
             sq = D * D

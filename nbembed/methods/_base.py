@@ -12,8 +12,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 
-from .._validation import check_data, check_labels, check_number, check_option, \
-    check_square_nonnegative
+from .._validation import check_data, check_dense_allowed, check_labels, check_number, \
+    check_option, check_square_nonnegative
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
 #: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
@@ -172,7 +172,10 @@ def initial_embedding(X, init, n_components, random_state, *, metric="euclidean"
 
 
 def _classical_mds(D, n_components, rng):
-    D = D.toarray() if sp.issparse(D) else D
+    if sp.issparse(D):
+        check_dense_allowed(D.shape[0], what="init='pca' on sparse precomputed dissimilarities",
+                            alternative="Use init='random' or pass an init array")
+        D = D.toarray()
     B = -0.5 * D * D
     B -= B.mean(axis=0, keepdims=True)
     B -= B.mean(axis=1, keepdims=True)

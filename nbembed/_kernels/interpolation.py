@@ -25,7 +25,7 @@ of about one unit) and the number of nodes p. The self term (j = i) is on
 the grid too; what the grid makes of it is computed exactly for every point
 and subtracted (:func:`self_terms`).
 
-The same sums with other charges serve other objectives: :func:`grid_sums`
+The same sums with other charges serve other objectives: :class:`Grid`
 takes any charges and either kernel.
 """
 
@@ -279,52 +279,64 @@ def _convolve(grid, kernel_spectra, pairs, workers):
     return scipy.fft.irfft(columns, n=2 * M, axis=-1, workers=workers)[:, :, :M]
 
 
-#: Kernels of :func:`grid_sums`: H and K = H S of the power family.
+#: Kernels of :class:`Grid`: H and K = H S of the power family.
 KERNEL_H, KERNEL_HS = 0, 1
 
 
-def grid_sums(Yt, charges, pairs, alpha, *, n_nodes=3, box_size=1.0, min_boxes=50,
-              shift=(0.0, 0.0), workers=None, cache=None):
-    """Kernel sums over all other points, interpolated on a grid.
+class Grid:
+    """The grid of one embedding: layout, interpolation weights, kernel spectra and
+    self terms, computed once and shared by every set of sums on that embedding.
 
     Parameters
     ----------
     Yt : ndarray (2, n), float64
         Embedding, transposed.
-    charges : ndarray (c, n)
-        Values carried by the points.
-    pairs : sequence of (charge, kernel)
-        Which sums to form: charge row and kernel (``KERNEL_H`` or ``KERNEL_HS``).
     alpha : float
         Tail of the power family; H(tau) = exp(-tau) at 0.
     n_nodes, box_size, min_boxes, shift, workers, cache
         As in :func:`interpolation_repulsion`.
-
-    Returns
-    -------
-    ndarray (len(pairs), n)
-        Row r: sum_{j != i} kernel_r(y_i, y_j) charges[charge_r, j].
     """
-    if Yt.shape[0] != 2:
-        raise ValueError(f"FFT-accelerated interpolation needs a two-dimensional embedding; "
-                         f"got {Yt.shape[0]} dimensions.")
-    Yt = np.ascontiguousarray(Yt, dtype=np.float64)
-    charges = np.ascontiguousarray(charges, dtype=np.float64)
-    n = Yt.shape[1]
-    workers = get_num_threads() if workers is None else workers
-    lo, h, n_boxes = grid_layout(Yt, n_nodes, box_size, min_boxes, shift)
-    M = n_boxes * n_nodes
-    box, weights = interpolation_weights(Yt, lo, h, n_boxes, n_nodes)
-    grid = np.zeros((charges.shape[0], M, M))
-    spread(box, weights, charges, n_boxes, grid)
-    kernel_grids_, spectra = _kernel_spectra(M, h / n_nodes, alpha, workers, cache)
-    potentials = _convolve(grid, spectra, pairs, workers)
-    values = np.empty((len(pairs), n))
-    gather(box, weights, np.ascontiguousarray(potentials), values)
-    own = self_terms(weights, np.ascontiguousarray(kernel_grids_[:, :n_nodes, :n_nodes]))
-    for row, (c, k) in enumerate(pairs):
-        values[row] -= charges[c] * own[k]
-    return values
+
+    def __init__(self, Yt, alpha, *, n_nodes=3, box_size=1.0, min_boxes=50,
+                 shift=(0.0, 0.0), workers=None, cache=None):
+        if Yt.shape[0] != 2:
+            raise ValueError(f"FFT-accelerated interpolation needs a two-dimensional "
+                             f"embedding; got {Yt.shape[0]} dimensions.")
+        Yt = np.ascontiguousarray(Yt, dtype=np.float64)
+        self.n = Yt.shape[1]
+        self.workers = get_num_threads() if workers is None else workers
+        lo, h, self.n_boxes = grid_layout(Yt, n_nodes, box_size, min_boxes, shift)
+        self.M = self.n_boxes * n_nodes
+        self.box, self.weights = interpolation_weights(Yt, lo, h, self.n_boxes, n_nodes)
+        kernel_grids_, self.spectra = _kernel_spectra(self.M, h / n_nodes, alpha,
+                                                      self.workers, cache)
+        self.own = self_terms(self.weights,
+                              np.ascontiguousarray(kernel_grids_[:, :n_nodes, :n_nodes]))
+
+    def sums(self, charges, pairs):
+        """Kernel sums over all other points.
+
+        Parameters
+        ----------
+        charges : ndarray (c, n)
+            Values carried by the points.
+        pairs : sequence of (charge, kernel)
+            Which sums to form: charge row and kernel (``KERNEL_H`` or ``KERNEL_HS``).
+
+        Returns
+        -------
+        ndarray (len(pairs), n)
+            Row r: sum_{j != i} kernel_r(y_i, y_j) charges[charge_r, j].
+        """
+        charges = np.ascontiguousarray(charges, dtype=np.float64)
+        grid = np.zeros((charges.shape[0], self.M, self.M))
+        spread(self.box, self.weights, charges, self.n_boxes, grid)
+        potentials = _convolve(grid, self.spectra, pairs, self.workers)
+        values = np.empty((len(pairs), self.n))
+        gather(self.box, self.weights, np.ascontiguousarray(potentials), values)
+        for row, (c, k) in enumerate(pairs):
+            values[row] -= charges[c] * self.own[k]
+        return values
 
 
 def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
@@ -359,15 +371,15 @@ def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
         Z = sum_{i != j} H_ij.
     """
     Yt = np.ascontiguousarray(Yt, dtype=np.float64)
-    grid = dict(n_nodes=n_nodes, box_size=box_size, min_boxes=min_boxes, shift=shift,
-                workers=workers, cache=cache)
+    grid = Grid(Yt, alpha, n_nodes=n_nodes, box_size=box_size, min_boxes=min_boxes,
+                shift=shift, workers=workers, cache=cache)
     if repulsion is None:
-        values = grid_sums(Yt, np.ones((1, Yt.shape[1])), ((0, KERNEL_H),), alpha, **grid)
+        values = grid.sums(np.ones((1, Yt.shape[1])), ((0, KERNEL_H),))
     else:
         # Charges 1, y_1, y_2: H on 1 (Z); H S on all three (the forces).
         charges = np.vstack([np.ones((1, Yt.shape[1])), Yt])
-        values = grid_sums(Yt, charges, ((0, KERNEL_H), (0, KERNEL_HS), (1, KERNEL_HS),
-                                         (2, KERNEL_HS)), alpha, **grid)
+        values = grid.sums(charges, ((0, KERNEL_H), (0, KERNEL_HS), (1, KERNEL_HS),
+                                     (2, KERNEL_HS)))
         # force_i = y_i sum_j K_ij - sum_j K_ij y_j
         repulsion[:, 0] = Yt[0] * values[1] - values[2]
         repulsion[:, 1] = Yt[1] * values[1] - values[3]

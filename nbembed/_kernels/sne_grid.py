@@ -9,7 +9,7 @@ Z_i = sum_{j != i} H_ij, and M = P + P^T stored sparse:
 
 The first sum runs over the stored entries of M. The sums over all pairs are
 kernel sums of the Gaussian (the alpha = 0 member of the power family) on an
-interpolation grid (:func:`.interpolation.grid_sums`), in two passes: charges
+interpolation grid (:class:`.interpolation.Grid`), in two passes: charges
 1 and y give Z_i and the first force; then charges w_j = 1 / Z_j and w_j y_j
 give the second.
 
@@ -27,7 +27,7 @@ from numba import njit, prange
 
 from .._config import JIT_PARALLEL
 from .hssne import _sq_dist, hssne_attraction, sparse_p_log_h
-from .interpolation import KERNEL_H, grid_sums
+from .interpolation import KERNEL_H, Grid
 from .mbed import BIG, exp_neg, shifted_normalizer
 from .rows import row_squared_distances
 
@@ -105,10 +105,10 @@ def sne_cost_gradient_grid(Yt, M, grad, cache=None):
     """
     Yt = np.ascontiguousarray(Yt, dtype=np.float64)
     n = Yt.shape[1]
-    grid = dict(GRID, cache=cache)
-    ones = np.ones((1, n))
-    first = grid_sums(Yt, np.vstack([ones, Yt]), ((0, KERNEL_H), (1, KERNEL_H), (2, KERNEL_H)),
-                      0.0, **grid)
+    # One layout, one set of weights and self terms for both passes.
+    grid = Grid(Yt, 0.0, cache=cache, **GRID)
+    pairs = ((0, KERNEL_H), (1, KERNEL_H), (2, KERNEL_H))
+    first = grid.sums(np.vstack([np.ones((1, n)), Yt]), pairs)
     z = first[0]
     # sum_j H_ij (y_i - y_j), later divided by Z_i
     force = (Yt * z - first[1:]).T
@@ -121,8 +121,7 @@ def sne_cost_gradient_grid(Yt, M, grad, cache=None):
         log_z[rows] = np.log(z_rows) - shift
         force[rows] = force_rows
         weights[rows] = 0.0
-    second = grid_sums(Yt, np.vstack([weights, weights * Yt]),
-                       ((0, KERNEL_H), (1, KERNEL_H), (2, KERNEL_H)), 0.0, **grid)
+    second = grid.sums(np.vstack([weights, weights * Yt]), pairs)
     force += (Yt * second[0] - second[1:]).T
     if rows.size:
         add_exact_columns(Yt, rows, shift, z_rows, force)

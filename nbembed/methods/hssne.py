@@ -204,8 +204,8 @@ class HSSNERun(EmbeddingRun):
         """Approximate Z and forces at Yt, reusing the last evaluation when nothing
         changed: the cost recorded after iteration k and the gradient of iteration
         k + 1 are taken at the same embedding, so the cost's Z comes for free."""
-        key = (self.iteration, self.alpha, self.theta, self._approximation(Yt),
-               tuple(self.fft_params.items()))
+        # Which approximation serves Yt follows from Yt and the parameters in the key.
+        key = (self.iteration, self.alpha, self.theta, tuple(self.fft_params.items()))
         cached = self._repulsion_cache
         if cached is not None and cached[0] == key and np.array_equal(cached[1], Yt):
             return cached[2], cached[3]

@@ -161,9 +161,10 @@ def test_fit_is_a_stationary_point_and_transform_solves_objects(rng):
     pe = ParametricEmbedding(tol=1e-7, random_state=1).fit(P, priors=priors)
     R, Phi = pe.embedding_, pe.class_embedding_
     assert np.abs(ref.grad_r(P, R, Phi, priors, 0.1)).max() < 1e-7
-    grad_phi = ref.grad_phi(P, R, Phi, priors, 50.0)
+    assert pe.eta_phi_ == pytest.approx(0.01 * 200)
+    grad_phi = ref.grad_phi(P, R, Phi, priors, pe.eta_phi_)
     assert np.linalg.norm(grad_phi) / 200 <= 1e-7
-    assert pe.objective_ == pytest.approx(ref.objective(P, R, Phi, priors, 0.1, 50.0),
+    assert pe.objective_ == pytest.approx(ref.objective(P, R, Phi, priors, 0.1, pe.eta_phi_),
                                           rel=1e-10)
     np.testing.assert_allclose(pe.transform(P), R, atol=1e-8)
     P_new = rng.dirichlet(np.full(6, 0.5), size=7)
@@ -187,6 +188,7 @@ def test_eta_phi_auto_scales_with_n(rng):
     P = rng.dirichlet(np.full(4, 0.4), size=150)
     run = ParametricEmbedding(eta_phi="auto").prepare(P)
     assert run.eta_phi == pytest.approx(1.5)
+    assert ParametricEmbedding().prepare(P).eta_phi == pytest.approx(1.5)  # the default
     with pytest.raises(ValueError, match="eta_phi"):
         ParametricEmbedding(eta_phi="fixed").fit(P)
 
@@ -204,7 +206,7 @@ def test_run_protocol(rng):
                                atol=1e-12)
     before = run.embedding
     run.set_params(eta_r=0.5)
-    assert run.get_params() == {"eta_r": 0.5, "eta_phi": 50.0}
+    assert run.get_params() == {"eta_r": 0.5, "eta_phi": pytest.approx(0.01 * 120)}
     np.testing.assert_array_equal(run.embedding, before)  # no jump until the next round
     run.step(1)
     assert run.history[-1]["eta_r"] == 0.5

@@ -300,6 +300,31 @@ def test_auto_repulsion_threshold(monkeypatch, rng):
         assert HSSNE(perplexity=10, n_components=3).prepare(X).repulsion == "exact"
 
 
+def test_auto_repulsion_follows_alpha_when_p_is_sparse(monkeypatch, rng):
+    X = rng.normal(size=(300, 5))
+    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N_ANY_ALPHA", 200)
+    # A dense P costs the same per pair either way: exact whatever alpha.
+    assert HSSNE(perplexity=10, alpha=0.7).prepare(X).repulsion == "exact"
+    run = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0).prepare(X)
+    exact = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0,
+                  repulsion="exact").prepare(X)
+    assert run.repulsion == "exact"
+    for r in (run, exact):
+        r.step(5)
+        r.set_params(alpha=0.7)  # no closed form: approximate from here on, if "auto"
+    assert run.repulsion == "adaptive" and exact.repulsion == "exact"
+    before = run.embedding
+    np.testing.assert_array_equal(before, exact.embedding)
+    for r in (run, exact):
+        r.step(1)
+    moved = np.linalg.norm(exact.embedding - before)
+    assert np.linalg.norm(run.embedding - exact.embedding) < 0.02 * moved  # the same step
+    run.set_params(alpha=2.0)
+    assert run.repulsion == "exact"
+    run.step(1)
+    assert np.all(np.isfinite(run.embedding))
+
+
 @pytest.mark.parametrize("method", ["barnes-hut", "fft"])
 def test_approximate_repulsion_in_one_and_three_dimensions(rng, method):
     X = rng.normal(size=(40, 4))

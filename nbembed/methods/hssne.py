@@ -48,6 +48,13 @@ REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
 #: Overridable with the environment variable ``NBEMBED_EXACT_REPULSION_MAX_N``.
 EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 10000))
 
+#: The same limit for alphas without a closed-form kernel when P is sparse
+#: (with a dense P the attraction costs an exp and a log per pair whatever the
+#: repulsion). With alpha = 0.7 and a kNN P, Barnes-Hut took 3.6 / 11 / 24 ms an
+#: iteration at 2000 / 5000 / 10 000 points, the exact sum 5.9 / 27 / 100 ms.
+#: The alpha of a run can change (a slider), so "auto" is resolved again then.
+EXACT_REPULSION_MAX_N_ANY_ALPHA = 2000
+
 #: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
 #: evaluation: the FFT grid with node spacing ``GRID_SPACING`` (relative error of
 #: the repulsion near 1e-3) while that grid has at most ``GRID_NODES_PER_POINT``
@@ -73,16 +80,21 @@ def resolve_optimizer(optimizer, alpha):
     return "fixed-point" if alpha > AUTO_FIXED_POINT_ABOVE_ALPHA else "gradient"
 
 
-def resolve_repulsion(repulsion, n, n_components):
+def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=False,
+                      warn=True):
     """The repulsion "auto" stands for, or an error for a combination that cannot work."""
     if repulsion == "auto":
-        if n <= EXACT_REPULSION_MAX_N:
+        limit = EXACT_REPULSION_MAX_N
+        if sparse_affinities and n_components <= 2 and not kernels.has_closed_form(alpha):
+            limit = EXACT_REPULSION_MAX_N_ANY_ALPHA
+        if n <= limit:
             return "exact"
         if n_components > 2:
-            warnings.warn(
-                f"Approximate repulsion needs n_components <= 2; with {n_components} "
-                f"dimensions and n = {n} the exact O(n^2) repulsion is used, which is slow "
-                f"at this size.", stacklevel=3)
+            if warn:
+                warnings.warn(
+                    f"Approximate repulsion needs n_components <= 2; with {n_components} "
+                    f"dimensions and n = {n} the exact O(n^2) repulsion is used, which is "
+                    f"slow at this size.", stacklevel=4)
             return "exact"
         return "adaptive"
     if repulsion != "exact" and n_components > 2:
@@ -118,7 +130,9 @@ class HSSNERun(EmbeddingRun):
         self.dtype = np.dtype(dtype).type
         self.alpha = float(alpha)
         self.rho = float(rho)
-        self.repulsion = repulsion
+        self.repulsion_option = repulsion
+        self.repulsion = resolve_repulsion(repulsion, self.n_samples, self._Yt.shape[0],
+                                           self.alpha, sp.issparse(P))
         self.theta = float(theta)
         self.fft_params = dict(n_nodes=int(fft_nodes), box_size=float(fft_box_size),
                                min_boxes=int(fft_min_boxes))
@@ -163,11 +177,18 @@ class HSSNERun(EmbeddingRun):
         return self
 
     def _apply_params(self, alpha=None, rho=None):
+        remix = rho is not None
         if alpha is not None:
             self.alpha = alpha
             self._kernel = kernels.kernel_for(alpha)
+            repulsion = resolve_repulsion(self.repulsion_option, self.n_samples,
+                                          self._Yt.shape[0], alpha, sp.issparse(self.P),
+                                          warn=False)
+            remix |= repulsion != self.repulsion
+            self.repulsion = repulsion
         if rho is not None:
             self.rho = rho
+        if remix:
             self._mix()
 
     def _approximation(self, Yt):
@@ -311,7 +332,9 @@ class HSSNE(EmbeddingEstimator):
         ``theta``, O(n log n); or by FFT-accelerated interpolation on a grid,
         O(n + grid). The approximate ones need ``n_components`` <= 2 and sum the
         attraction over the stored entries of a sparse P. "auto" is exact up
-        to 10 000 points; above, a fine grid while the embedding is compact
+        to 10 000 points (2000 for an alpha without a closed-form kernel,
+        i.e. other than 0, 0.5, 1 and 2, when P is sparse; decided again when
+        alpha changes); above, a fine grid while the embedding is compact
         (early exaggeration) and Barnes-Hut once it has spread out, whichever
         costs less (docs/scale.md).
     theta : float, default=0.5
@@ -421,8 +444,9 @@ class HSSNE(EmbeddingEstimator):
         mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
         dtype = check_option(self.dtype, "dtype", ("float64", "float32"))
         check_option(self.neighbors, "neighbors", NEIGHBORS)
-        repulsion = resolve_repulsion(check_option(self.repulsion, "repulsion", REPULSIONS), n,
-                                      n_components)
+        repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)
+        # A combination that cannot work fails before the affinities are computed.
+        resolve_repulsion(repulsion, n, n_components, warn=False)
         approximation = dict(
             theta=check_number(self.theta, "theta", low=0),
             fft_nodes=check_number(self.fft_nodes, "fft_nodes", low=2, high=10, integer=True),

@@ -22,6 +22,7 @@ import traitlets  # noqa: E402
 
 from nbembed import HSSNE, Annotations  # noqa: E402
 from nbembed.optim import LiveParameter  # noqa: E402
+from nbembed.optim.callbacks import as_list, call_all  # noqa: E402
 from nbembed.optim.protocol import Run  # noqa: E402
 from nbembed.widget import explorer as explorer_module  # noqa: E402
 from nbembed.widget import messages, palette  # noqa: E402
@@ -78,6 +79,8 @@ class FakeRun(Run):
         self.param_calls = []
         self.in_step = False
         self.classes = classes
+        self.on_iteration = None  # called inside step() after each iteration
+        self.step_calls = []  # (iterations asked, iterations done)
 
     @property
     def membership(self):
@@ -99,12 +102,19 @@ class FakeRun(Run):
 
     def step(self, n=1, callbacks=None):
         self.in_step = True
+        before = self.call_start = self.iteration
+        self.call_size = n
         try:
-            time.sleep(n * self.seconds_per_iteration)
             for _ in range(n):
+                time.sleep(self.seconds_per_iteration)
                 self.iteration += 1
                 if self.fail_at is not None and self.iteration >= self.fail_at:
                     raise FloatingPointError("the fake run diverged")
+                if self.on_iteration is not None:
+                    self.on_iteration(self)
+                if callbacks and call_all(as_list(callbacks), self):
+                    break
+            self.step_calls.append((n, self.iteration - before))
             self._Y *= 1.0001
             self.history.append({"iteration": self.iteration, "cost": 1.0 / self.iteration})
         finally:
@@ -730,6 +740,30 @@ def test_threads_do_not_deadlock_under_concurrent_changes(make_explorer):
         t.join(timeout=60)
     assert not errors and not any(t.is_alive() for t in threads)
     wait_for(lambda: ex.run.alpha == ex.params["alpha"])
+
+
+def test_a_queued_change_ends_the_step_call_after_the_current_iteration():
+    from nbembed.widget.worker import RunWorker
+
+    run = FakeRun(10, seconds_per_iteration=1e-3)
+    worker = RunWorker(lambda: run, on_step=lambda run, force: None,
+                       on_status=lambda status, error: None, on_warning=lambda message: None)
+
+    def change_once_inside_a_call(run):
+        # The first iteration of a call of several, from iteration 200 on.
+        if (run.iteration >= 200 and not run.param_calls and not worker.has_pending_params
+                and run.iteration == run.call_start + 1 and run.call_size >= 2):
+            worker.set_params(alpha=0.5)
+    run.on_iteration = change_once_inside_a_call
+    worker.start()
+    try:
+        wait_for(lambda: run.param_calls)
+    finally:
+        worker.stop()
+    assert run.param_calls == [{"alpha": 0.5}]
+    # The call in which the change was queued ended after that first iteration.
+    asked, taken = next(call for call in run.step_calls if call[1] < call[0])
+    assert taken == 1 and asked >= 2  # (stop() may cut the last call too)
 
 
 def test_step_sizer_amortizes_a_fixed_cost_per_call():

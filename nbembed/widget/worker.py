@@ -305,9 +305,18 @@ class RunWorker:
             if n_iter is not None:
                 k = max(1, min(k, n_iter - run.iteration))
         start = time.perf_counter()
-        run.step(k)
-        self._sizer.update(k, time.perf_counter() - start)
+        before = run.iteration
+        run.step(k, callbacks=self._changes_waiting)
+        if run.iteration - before == k:
+            # A call cut short by a change says nothing about k; the change resets the sizer.
+            self._sizer.update(k, time.perf_counter() - start)
         self._on_step(run, False)
+
+    def _changes_waiting(self, run):
+        """Ends a step call early when a change is queued, so that it is applied (and
+        shown) after the current iteration instead of after the whole call. Read
+        without the lock: a change that lands just after the check waits one call."""
+        return bool(self._pending())
 
     @property
     def k(self):

@@ -62,14 +62,15 @@ def missing_browser_reason():
 # ----------------------------------------------------------------- browser
 
 @contextlib.contextmanager
-def chromium_context(profile_dir):
-    """A persistent Chromium context with a fresh profile in ``profile_dir``."""
+def chromium_context(profile_dir, viewport=None):
+    """A persistent Chromium context with a fresh profile in ``profile_dir`` and a
+    window of ``viewport`` ({"width": ..., "height": ...}; default :data:`VIEWPORT`)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(profile_dir), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_FLAGS, viewport=VIEWPORT)
+            args=CHROMIUM_FLAGS, viewport=viewport or VIEWPORT)
         context.set_default_timeout(TIMEOUT_S * 1000)
         try:
             yield context

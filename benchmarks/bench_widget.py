@@ -28,7 +28,11 @@ calls of about 30 ms and sends after a call, so the optimizer's speed bounds
 the drawn frame rate too. ``--frame-rate`` (default 60) is set on the widget
 before measuring.
 
-A second table, **render only**, measures the page alone: the widget's module
+Before the browser starts, a first table measures the **kernel alone**: the
+same Explorer without a page, its frames sent per second, iterations per
+second, and the time from a parameter change (set as a slider message would
+set it) to the first frame sent with a new iteration under the new alpha.
+The **render only** column measures the page alone: the widget's module
 in the fake-model page of the tests, fed new positions from JavaScript as
 soon as the previous ones are drawn (no Python, no network).
 
@@ -79,9 +83,11 @@ ex
 """
 # Each frame the kernel sends: wall clock, iteration, the run's alpha.
 RECORD = """
-sent = []
+sent, received = [], []
 ex.observe(lambda c: sent.append((time.time() * 1000, c["new"],
                                   float(ex.run.get_params()["alpha"]))), names="iteration")
+ex.observe(lambda c: received.append((time.time() * 1000, c["new"].get("alpha"))),
+           names="params")
 """
 
 # In the page: every change of the root's data-frame / data-version, with the
@@ -141,15 +147,17 @@ def measure_notebook(lab, n, args):
         result = {"n": n, "fps": counts["draws"] / span, "updates": counts["updates"] / span,
                   "raf": (page.evaluate("() => window.benchRecord.rafs") - rafs) / span}
 
-        latencies, any_frame, kernel = [], [], []
+        latencies, any_frame, kernel, arrival = [], [], [], []
         values = [0.8, 1.0] * (args.changes + 1)
         for k, value in enumerate(values[:args.changes + 1]):
-            nb.py("sent.clear()")
+            nb.py("sent.clear(); received.clear()")
             t0 = page.evaluate(SET_SLIDER, [nb.scope, value])
             nb.wait_py(f"any(a == {value} for _, _, a in sent)",
                        what=f"a frame sent with alpha = {value}", timeout=TIMEOUT_S)
             sent_at, first = nb.py_value(
                 f"next([t, it] for t, it, a in sent if a == {value})")
+            received_at = nb.py_value(
+                f"next((t for t, a in received if a == {value}), float('nan'))")
             draws = nb.wait_js("""([t0, it]) => {
               const hit = window.benchRecord.draws.find(([t, , i]) => t > t0 && i >= it);
               return hit ? window.benchRecord.draws.filter(([t]) => t > t0) : false;
@@ -159,8 +167,9 @@ def measure_notebook(lab, n, args):
             latencies.append(next(t for t, _, i in draws if i >= first) - t0)
             any_frame.append(draws[0][0] - t0)
             kernel.append(sent_at - t0)
+            arrival.append(received_at - t0)
             page.wait_for_timeout(300)
-        result.update(latency=latencies, any_frame=any_frame, kernel=kernel)
+        result.update(latency=latencies, any_frame=any_frame, kernel=kernel, arrival=arrival)
         page.evaluate("() => { window.benchRecord.running = false; "
                       "window.benchRecord.observer.disconnect(); }")
         return result
@@ -211,6 +220,56 @@ def measure_render_only(context, n, seconds):
         ex.close()
 
 
+def measure_kernel_only(n, args):
+    """The Python side alone, no browser: frames sent per second and the time from
+    a parameter change to the first frame sent with a new iteration under it."""
+    import numpy as np
+    from sklearn.datasets import make_blobs
+
+    from nbembed import HSSNE
+    from nbembed.widget import Explorer
+
+    X, y = make_blobs(n_samples=n, n_features=10, centers=10, random_state=0)
+    ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=1_000_000, random_state=0), colors=y,
+                  frame_rate=args.frame_rate)
+    try:
+        ex.wait(iteration=5, timeout=TIMEOUT_S)
+        sent = []
+        ex.observe(lambda c: sent.append((time.perf_counter(), c["new"],
+                                          float(ex.run.get_params()["alpha"]))),
+                   names="iteration")
+        frames, iterations, start = ex.frames_sent, ex.run.iteration, time.perf_counter()
+        time.sleep(args.seconds)
+        span = time.perf_counter() - start
+        result = {"n": n, "fps": (ex.frames_sent - frames) / span,
+                  "iterations": (ex.run.iteration - iterations) / span}
+        latencies = []
+        for k, value in enumerate(([0.8, 1.0] * (args.changes + 1))[:args.changes + 1]):
+            sent.clear()
+            t0 = time.perf_counter()
+            ex.set_trait("params", {"alpha": value})  # what a slider message does
+            while not any(a == value for _, _, a in sent):
+                if time.perf_counter() - t0 > TIMEOUT_S:
+                    raise TimeoutError(f"no frame with alpha = {value}")
+                time.sleep(0.001)
+            if k:
+                latencies.append(1000 * (next(t for t, _, a in sent if a == value) - t0))
+            time.sleep(0.3)
+        result["latency"] = latencies
+        return result
+    finally:
+        ex.close()
+
+
+def kernel_table(rows):
+    lines = ["| n | frames sent/s | iterations/s | change -> frame sent, ms (median / max) |",
+             "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['fps']:.1f} | {r['iterations']:.1f} | "
+                     f"{statistics.median(r['latency']):.0f} / {max(r['latency']):.0f} |")
+    return "\n".join(lines)
+
+
 def table(rows, render):
     def ms(values):
         if not values:
@@ -218,11 +277,13 @@ def table(rows, render):
         return f"{statistics.median(values):.0f} / {max(values):.0f}"
 
     lines = ["| n | fps drawn | updates/s | page rAF/s | slider -> frame, ms (median / max) "
-             "| of which until sent by the kernel | slider -> any frame | render only, fps |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| of which until received by the kernel | until sent by the kernel "
+             "| slider -> any frame | render only, fps |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['n']} | {r['fps']:.1f} | {r['updates']:.1f} | {r['raf']:.0f} | "
-                     f"{ms(r['latency'])} | {ms(r['kernel'])} | {ms(r['any_frame'])} | "
+                     f"{ms(r['latency'])} | {ms(r['arrival'])} | {ms(r['kernel'])} | "
+                     f"{ms(r['any_frame'])} | "
                      f"{render.get(r['n'], float('nan')):.1f} |")
     return "\n".join(lines)
 
@@ -249,6 +310,8 @@ def main(argv=None):
     reason = missing_browser_reason()
     if reason:
         sys.exit(f"cannot run: {reason}")
+    os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
+    kernel_rows = [measure_kernel_only(n, args) for n in args.sizes]
     rows, render = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -263,11 +326,15 @@ def main(argv=None):
                 render[n] = measure_render_only(context, n, args.seconds)
                 print(f"n = {n}: measured in {time.perf_counter() - start:.0f} s",
                       file=sys.stderr)
+    print("Kernel alone (no browser):\n")
+    print(kernel_table(kernel_rows))
+    print("\nIn the browser:\n")
     print(table(rows, render))
     print(f"\nBrowser window {width} x {height}. "
           "Goals: >= 30 fps drawn at 10 000 points; <= 100 ms slider -> frame.")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "render_only": render}, indent=1))
+        args.json.write_text(json.dumps({"rows": rows, "render_only": render,
+                                         "kernel_only": kernel_rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -389,6 +389,24 @@ def test_worker_throttles_frames_and_adapts_its_step(make_explorer):
     assert ex.status == "running"
 
 
+def test_a_forced_frame_does_not_hold_back_the_next_one(make_explorer):
+    ex = make_explorer(frame_rate=1, autostart=False)
+    wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)
+    run = ex.run
+    ex._on_step(run, False)
+    sent = ex.frames_sent
+    ex._on_step(run, False)
+    assert ex.frames_sent == sent  # within the one-second interval of the last frame
+    # A change sends a frame at once (force) with the iteration it was applied at; the
+    # frame after it shows the first iteration under the change and must not wait.
+    ex._on_step(run, True)
+    run.iteration += 1
+    ex._on_step(run, False)
+    assert ex.frames_sent == sent + 2
+    ex._on_step(run, False)
+    assert ex.frames_sent == sent + 2  # the stream is throttled again
+
+
 def test_pause_resume_stop(make_explorer):
     ex = make_explorer()
     ex.wait(iteration=10)

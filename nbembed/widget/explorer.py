@@ -567,7 +567,10 @@ class Explorer(anywidget.AnyWidget):
             anchors = None
         self._snapshot = _Snapshot(Y, anchors, membership, int(run.iteration),
                                   _last_cost(run.history))
-        self._last_publish = now
+        # A forced frame (after a change, or on going idle) lets the next one through
+        # at once: that one shows the first iteration under the change. Forced frames
+        # come at most once per step call, so the stream stays bounded.
+        self._last_publish = -math.inf if force else now
         self._publish()
 
     def _publish_interval(self):

@@ -155,6 +155,25 @@ def test_gradient_recovers_from_non_finite_steps(iris):
     run = small(learning_rate=1e30).prepare(iris[0])
     run.step(50)
     assert np.all(np.isfinite(run.embedding))
+    assert run.recoveries > 0 and run._gradient_descent.learning_rate < 1e30
+
+
+def test_auto_learning_rates_by_phase(iris):
+    from nbembed.methods.hssne import auto_learning_rates
+
+    assert auto_learning_rates(300, 12.0) == (50.0, 50.0)
+    assert auto_learning_rates(1800, 12.0) == (150.0, 150.0)  # small n: one step size
+    assert auto_learning_rates(6000, 12.0) == (200.0, 500.0)
+    assert auto_learning_rates(24000, 12.0) == (500.0, 2000.0)  # n / 48 and n / 12
+    run = small(early_exaggeration_iter=5, n_iter=10).prepare(iris[0])
+    assert run.learning_rates == (50.0, 50.0)
+    run.learning_rates = (7.0, 3.0)
+    run.step(5)
+    assert run._gradient_descent.learning_rate == 7.0
+    run.step(1)
+    assert run._gradient_descent.learning_rate == 3.0
+    fixed = small(learning_rate=30.0).prepare(iris[0])
+    assert fixed.learning_rates == (30.0, 30.0)  # a given step size holds in both phases
 
 
 def test_precomputed_dissimilarities_equal_euclidean(iris):

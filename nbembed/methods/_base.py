@@ -197,7 +197,8 @@ def check_common_params(est, auto_learning_rate):
         ``early_exaggeration_iter`` and ``learning_rate``.
     auto_learning_rate : callable
         ``auto_learning_rate(exaggeration)``, the step size for
-        ``learning_rate="auto"``.
+        ``learning_rate="auto"``: one number, or a pair (during early
+        exaggeration, after).
 
     Returns
     -------
@@ -212,8 +213,10 @@ def check_common_params(est, auto_learning_rate):
     exaggeration_iter = check_number(est.early_exaggeration_iter, "early_exaggeration_iter",
                                      low=0, integer=True)
     if isinstance(est.learning_rate, str) and est.learning_rate == "auto":
-        learning_rate = auto_learning_rate(exaggeration)
+        rates = auto_learning_rate(exaggeration)
+        during, after = rates if isinstance(rates, tuple) else (rates, rates)
     else:
-        learning_rate = check_number(est.learning_rate, "learning_rate", low=0, low_open=True)
+        during = after = check_number(est.learning_rate, "learning_rate", low=0, low_open=True)
     return n_components, dict(n_iter=n_iter, exaggeration=exaggeration,
-                              exaggeration_iter=exaggeration_iter, learning_rate=learning_rate)
+                              exaggeration_iter=exaggeration_iter, learning_rate=after,
+                              exaggeration_learning_rate=during)

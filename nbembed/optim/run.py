@@ -95,6 +95,9 @@ class EmbeddingRun(Run):
     optimizer : {"gradient", "fixed-point"}
         Main-phase optimizer.
     learning_rate : float
+        Step size of the gradient optimizer.
+    exaggeration_learning_rate : float, optional
+        Its step size during early exaggeration; ``learning_rate`` by default.
     exaggeration : float
     exaggeration_iter : int
     momentum : tuple of float
@@ -107,9 +110,9 @@ class EmbeddingRun(Run):
         the same inputs are identical.
     """
 
-    def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration=12.0,
-                 exaggeration_iter=250, momentum=(0.5, 0.8), fixed_point_momentum=0.0,
-                 cost_every=10):
+    def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration_learning_rate=None,
+                 exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
+                 fixed_point_momentum=0.0, cost_every=10):
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.n_iter = int(n_iter)
@@ -121,6 +124,9 @@ class EmbeddingRun(Run):
         self.iteration = 0
         self.history = []
         self.recoveries = 0
+        self.learning_rates = (float(learning_rate if exaggeration_learning_rate is None
+                                     else exaggeration_learning_rate), float(learning_rate))
+        self._step_scale = 1.0  # halved by every recovery from divergence
         self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate)
         self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
         self._good_Yt = self._Yt.copy()
@@ -200,6 +206,9 @@ class EmbeddingRun(Run):
         if optimizer == "fixed-point":
             self._fixed_point.step(self._Yt, self._grad, scales, exaggeration)
         else:
+            exaggerated = self.iteration < self.exaggeration_iter
+            self._gradient_descent.learning_rate = \
+                self._step_scale * self.learning_rates[0 if exaggerated else 1]
             self._gradient_descent.step(self._Yt, self._grad, momentum)
         self._Yt -= self._Yt.mean(axis=1, keepdims=True)
         if not np.all(np.isfinite(self._Yt)):
@@ -232,7 +241,7 @@ class EmbeddingRun(Run):
         self._fixed_point.reset()
         self._fixed_point.relaxation *= 0.5
         self._gradient_descent.reset()
-        self._gradient_descent.learning_rate *= 0.5
+        self._step_scale *= 0.5
 
     # -- to implement ----------------------------------------------------------
     def _gradient(self, Yt, exaggeration, grad):  # pragma: no cover - abstract

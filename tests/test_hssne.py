@@ -163,8 +163,9 @@ def test_auto_learning_rates_by_phase(iris):
 
     assert auto_learning_rates(300, 12.0) == (50.0, 50.0)
     assert auto_learning_rates(1800, 12.0) == (150.0, 150.0)  # small n: one step size
-    assert auto_learning_rates(6000, 12.0) == (200.0, 500.0)
-    assert auto_learning_rates(24000, 12.0) == (500.0, 2000.0)  # n / 48 and n / 12
+    assert auto_learning_rates(12000, 12.0) == (1000.0, 1000.0)
+    assert auto_learning_rates(24000, 12.0) == (1000.0, 2000.0)
+    assert auto_learning_rates(60000, 12.0) == (1250.0, 5000.0)  # n / 48 and n / 12
     run = small(early_exaggeration_iter=5, n_iter=10).prepare(iris[0])
     assert run.learning_rates == (50.0, 50.0)
     run.learning_rates = (7.0, 3.0)

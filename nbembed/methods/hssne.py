@@ -70,21 +70,21 @@ GRID_NODES_PER_POINT = 4.0
 
 #: Largest step of ``learning_rate="auto"`` during early exaggeration, unless
 #: n / (4 early_exaggeration) is larger (see :func:`auto_learning_rates`).
-EXAGGERATED_STEP_CAP = 200.0
+EXAGGERATED_STEP_CAP = 1000.0
 
 
 def auto_learning_rates(n, exaggeration):
     """The steps of ``learning_rate="auto"``: (during early exaggeration, after).
 
     After: max(n / exaggeration, 50), n / 12 by default (on digits it beat
-    scikit-learn's n / 48 for alpha >= 1). During: the same up to about 2400
-    points, then at most 200 until n / (4 exaggeration) (scikit-learn's and
+    scikit-learn's n / 48 for alpha >= 1). During: the same up to 12 000
+    points, then at most 1000 until n / (4 exaggeration) (scikit-learn's and
     openTSNE's rule) is larger. With the large step of the main phase the
     exaggerated phase overshoots at large n: on the 50-D mixture of
-    benchmarks/bench_scale.py, 750 iterations ended at KL 2.8132 instead of
-    2.8215 (10 000 points, alpha = 1), 3.5307 / 3.4500 / 3.7841 instead of
-    3.5607 / 3.4582 / 3.8011 (20 000 points, alpha = 0.5 / 1 / 2); on digits
-    (1797 points) the smaller step ended 0.3-0.6% higher.
+    benchmarks/bench_scale.py, 750 iterations ended at KL 3.5274 / 3.4504 /
+    3.7949 instead of 3.5607 / 3.4582 / 3.8011 (20 000 points, alpha = 0.5 /
+    1 / 2). A smaller step from fewer points on helped that mixture but not
+    USPS (9298 digits, alpha = 1: 1.6070 with 200 against 1.5932 with n / 12).
     """
     after = max(n / exaggeration, 50.0)
     return max(n / (4.0 * exaggeration), min(after, EXAGGERATED_STEP_CAP)), after
@@ -331,9 +331,9 @@ class HSSNE(EmbeddingEstimator):
         Step size of the gradient optimizer; "auto" is
         max(n / early_exaggeration, 50), n / 12 by default (on digits it beat
         scikit-learn's n / 48 for alpha >= 1: KL 0.671 vs 0.683 at alpha = 1),
-        and during early exaggeration the same up to about 2400 points, then
-        max(n / (4 early_exaggeration), 200), which ended lower at 5000 to
-        70 000 points (:func:`auto_learning_rates`).
+        and during early exaggeration the same up to 12 000 points, then
+        max(n / (4 early_exaggeration), 1000), which ended lower at 20 000
+        and 70 000 points (:func:`auto_learning_rates`).
     fixed_point_momentum : float, default=0.95
         Heavy-ball momentum for the fixed-point optimizer, in [0, 1). 0 is the
         paper's parameter-free update. The momentum restarts whenever a step

@@ -77,9 +77,10 @@ def auto_learning_rates(n, exaggeration):
     """The steps of ``learning_rate="auto"``: (during early exaggeration, after).
 
     After: max(n / exaggeration, 50), n / 12 by default (on digits it beat
-    scikit-learn's n / 48 for alpha >= 1). During: the same up to 12 000
-    points, then at most 1000 until n / (4 exaggeration) (scikit-learn's and
-    openTSNE's rule) is larger. With the large step of the main phase the
+    scikit-learn's n / 48 for alpha >= 1). During: the same while it is at
+    most 1000 (up to 12 000 points with the default exaggeration 12), then
+    1000 until n / (4 exaggeration) (scikit-learn's and openTSNE's rule) is
+    larger. With the large step of the main phase the
     exaggerated phase overshoots at large n: on the 50-D mixture of
     benchmarks/bench_scale.py, 750 iterations ended at KL 3.5274 / 3.4504 /
     3.7949 instead of 3.5607 / 3.4582 / 3.8011 (20 000 points, alpha = 0.5 /
@@ -331,9 +332,10 @@ class HSSNE(EmbeddingEstimator):
         Step size of the gradient optimizer; "auto" is
         max(n / early_exaggeration, 50), n / 12 by default (on digits it beat
         scikit-learn's n / 48 for alpha >= 1: KL 0.671 vs 0.683 at alpha = 1),
-        and during early exaggeration the same up to 12 000 points, then
-        max(n / (4 early_exaggeration), 1000), which ended lower at 20 000
-        and 70 000 points (:func:`auto_learning_rates`).
+        and during early exaggeration the same up to 12 000 points (with the
+        default exaggeration), then max(n / (4 early_exaggeration), 1000),
+        which ended lower at 20 000 and 70 000 points
+        (:func:`auto_learning_rates`).
     fixed_point_momentum : float, default=0.95
         Heavy-ball momentum for the fixed-point optimizer, in [0, 1). 0 is the
         paper's parameter-free update. The momentum restarts whenever a step

@@ -96,9 +96,29 @@ def test_interpolation_matches_reference(rng, alpha):
     lo, h, boxes = interpolation.grid_layout(Yt, 3, 1.0, 6, shift)
     z_ref, f_ref = ref_approx.interpolation(Y, alpha, lo, h, boxes, 3)
     forces = np.empty_like(Y)
-    z = interpolation.interpolation_repulsion(Yt, alpha, 3, 1.0, 6, forces, shift)
+    z = interpolation.interpolation_repulsion(Yt, alpha, 3, 1.0, 6, forces, shift,
+                                              dtype=np.float64)
     assert z == pytest.approx(z_ref, rel=1e-12)
     np.testing.assert_allclose(forces, f_ref, rtol=1e-9, atol=1e-11 * np.abs(f_ref).max())
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_single_precision_transforms_add_little_to_the_interpolation_error(rng, alpha):
+    # Far from the origin, so that forces are small differences of large sums
+    # unless the charges are measured from the grid's middle.
+    Y = 500.0 + 3.0 * _clusters(rng, 1500)
+    Yt = np.ascontiguousarray(Y.T)
+    z_exact, f_exact = _exact_sums(Y, alpha)
+    results = {}
+    for dtype in (np.float64, np.float32):
+        forces = np.empty_like(Y)
+        z = interpolation.interpolation_repulsion(Yt, alpha, 3, 0.3, 50, forces, dtype=dtype)
+        results[dtype] = z, forces
+    (z64, f64), (z32, f32) = results[np.float64], results[np.float32]
+    assert z32 == pytest.approx(z64, rel=1e-6)
+    scale = np.linalg.norm(f_exact)
+    interpolation_error = np.linalg.norm(f64 - f_exact) / scale
+    assert np.linalg.norm(f32 - f64) / scale < max(0.1 * interpolation_error, 1e-5)
 
 
 def test_grid_layout():
@@ -193,13 +213,14 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
 
     Runs are chaotic: starts that differ by 1e-9 (relative) end up to 2% apart in KL
     on digits, exact or not, so each side is the mean over four such starts (measured
-    at alpha = 0.5: exact 0.7699, Barnes-Hut 0.7717, auto 0.7701). "auto" is made to
-    use the grid while the embedding is compact (at this n the tree is cheaper
-    throughout); at alpha = 2 the main optimizer is the fixed-point update.
+    at alpha = 0.5: exact 0.7699, Barnes-Hut 0.7717, auto 0.7701). A grid of at
+    least 20 boxes lets "auto" use it, finer and then coarser, while the
+    embedding is compact, and the tree once it has spread out (with the default
+    50 boxes the tree serves this n throughout); at alpha = 2 the main
+    optimizer is the fixed-point update.
     """
     X, _ = digits_runs
     monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 1000)
-    monkeypatch.setattr(hssne_module, "GRID_NODES_PER_POINT", 20.0)
     start = HSSNE(affinity="knn", random_state=0).prepare(X).embedding
     starts = [start * (1 + 1e-9 * np.random.default_rng(seed).normal(size=start.shape))
               for seed in range(4)]
@@ -207,7 +228,7 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     exact = [HSSNE(repulsion="exact", **params).fit(X, init=Y0) for Y0 in starts]
     runs, used = [], []
     for Y0 in starts:
-        run = HSSNE(repulsion=repulsion, **params).prepare(X, init=Y0)
+        run = HSSNE(repulsion=repulsion, fft_min_boxes=20, **params).prepare(X, init=Y0)
         choose = run._approximation
         run._approximation = lambda Yt, choose=choose: used.append(choose(Yt)) or used[-1]
         runs.append(run.step(750))
@@ -294,10 +315,26 @@ def test_auto_repulsion_threshold(monkeypatch, rng):
     # ... the fine grid while it is small enough, the tree for a wide embedding.
     monkeypatch.setattr(hssne_module, "GRID_NODES_PER_POINT", 100.0)
     assert run._approximation(run._Yt) == "fft"
-    assert run._grid_params()["box_size"] == pytest.approx(0.3)  # node spacing 0.1
+    assert run._grid_params(run._Yt)["box_size"] == pytest.approx(0.3)  # node spacing 0.1
     assert run._approximation(1000.0 * run._Yt / np.ptp(run._Yt)) == "barnes-hut"
     with pytest.warns(UserWarning, match="n_components <= 2"):
         assert HSSNE(perplexity=10, n_components=3).prepare(X).repulsion == "exact"
+
+
+def test_adaptive_grid_spacing_keeps_to_the_node_budget():
+    n = 70_000
+    budget = np.sqrt(hssne_module.GRID_NODES_PER_POINT * n)
+    assert hssne_module.adaptive_grid_spacing(0.05 * budget, n, 150) == 0.1
+    previous = 0.0
+    for extent in np.linspace(0.1 * budget, 0.999 * budget / 3.0, 40):
+        spacing = hssne_module.adaptive_grid_spacing(extent, n, 150)
+        assert spacing in hssne_module.GRID_SPACINGS and extent / spacing <= budget
+        # The finest that fits, and coarser as the embedding grows.
+        finer = [s for s in hssne_module.GRID_SPACINGS if s < spacing]
+        assert all(extent / s > budget for s in finer) and spacing >= previous
+        previous = spacing
+    assert hssne_module.adaptive_grid_spacing(1.01 * budget / 3.0, n, 150) is None
+    assert hssne_module.adaptive_grid_spacing(1.0, 2000, 150) is None  # too few points
 
 
 def test_auto_repulsion_follows_alpha_when_p_is_sparse(monkeypatch, rng):

@@ -223,9 +223,14 @@ def _dense_row(Yt, i, prow, alpha, kern, repulsion, attraction):
 @njit(**JIT)
 def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
     """A_i = sum_j P_ij S_ij over the stored entries of CSR row i; ``force`` +=
-    sum_j P_ij S_ij (y_i - y_j)."""
+    sum_j P_ij S_ij (y_i - y_j).
+
+    S = H^alpha = 1 / (1 + alpha tau) for every alpha (1 at alpha = 0), so the
+    attraction needs no power: one division per entry, whatever the tail.
+    """
     d = Yt.shape[0]
     a = ZERO
+    one = ONE
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
@@ -237,8 +242,7 @@ def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
             j = indices[idx]
             dx = a0 - y0[j]
             dy = a1 - y1[j]
-            h, s = kernel_by_alpha(dx * dx + dy * dy, alpha)
-            ps = pvalues[idx] * s
+            ps = pvalues[idx] / (one + alpha * (dx * dx + dy * dy))
             a += ps
             f0 += ps * dx
             f1 += ps * dy
@@ -247,8 +251,7 @@ def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
     else:
         for idx in range(indptr[i], indptr[i + 1]):
             j = indices[idx]
-            h, s = kernel_by_alpha(_sq_dist(Yt, i, j), alpha)
-            ps = pvalues[idx] * s
+            ps = pvalues[idx] / (one + alpha * _sq_dist(Yt, i, j))
             a += ps
             for k in range(d):
                 force[k] += ps * (Yt[k, i] - Yt[k, j])
@@ -384,12 +387,29 @@ def dense_p_log_h(Yt, P, alpha):
 
 @njit(**JIT_PARALLEL)
 def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
-    """sum_ij P_ij log H_ij for P in CSR form."""
+    """sum_ij P_ij log H_ij for P in CSR form.
+
+    log H = -log(1 + alpha tau) / alpha, and -tau at alpha = 0; the logarithm
+    is :func:`log_positive`, which vectorizes (math.log does not).
+    """
     d, n = Yt.shape
     rows = np.zeros(n)
+    if alpha == 0.0:
+        for i in prange(n):
+            acc = 0.0
+            for idx in range(indptr[i], indptr[i + 1]):
+                acc -= pvalues[idx] * _sq_dist(Yt, i, indices[idx])
+            rows[i] = acc
+        return rows.sum()
     for i in prange(n):
+        start = indptr[i]
+        length = indptr[i + 1] - start
+        # Gather first, then a contiguous loop that LLVM vectorizes, logarithm included.
+        x = np.empty(length)
+        for t in range(length):
+            x[t] = 1.0 + alpha * _sq_dist(Yt, i, indices[start + t])
         acc = 0.0
-        for idx in range(indptr[i], indptr[i + 1]):
-            acc += pvalues[idx] * log_kernel(_sq_dist(Yt, i, indices[idx]), alpha)
-        rows[i] = acc
+        for t in range(length):
+            acc += pvalues[start + t] * log_positive(x[t])
+        rows[i] = -acc / alpha
     return rows.sum()

@@ -1,16 +1,16 @@
 """Kernel sums on a grid: FFT-accelerated interpolation of the HSSNE repulsion.
 
-The repulsion of a two-dimensional embedding needs, for every point i,
+The repulsion of a two-dimensional embedding needs
 
-    Z_i = sum_j H_ij                          (kernel H, charge 1),
+    Z = sum_i sum_{j != i} H_ij               (kernel H, charge 1),
     sum_j K_ij,  sum_j K_ij y_j               (kernel K = H S = H^(1 + alpha),
                                               charges 1, y_j1, y_j2),
 
-from which force_i = y_i sum_j K_ij - sum_j K_ij y_j. These four sums of
-smooth translation-invariant kernels are computed as in FIt-SNE (Linderman
-et al., 2019): the bounding square is cut into B x B boxes of side h, each
-with p x p equispaced interpolation nodes, which together form a uniform grid
-of M = B p nodes per dimension with spacing h / p.
+from which force_i = y_i sum_j K_ij - sum_j K_ij y_j. These sums of smooth
+translation-invariant kernels are computed as in FIt-SNE (Linderman et al.,
+2019): the bounding square is cut into B x B boxes of side h, each with
+p x p equispaced interpolation nodes, which together form a uniform grid of
+M = B p nodes per dimension with spacing h / p.
 
 1. Each charge is spread onto the nodes of its point's box with the Lagrange
    weights of the p nodes in each dimension.
@@ -19,7 +19,9 @@ of M = B p nodes per dimension with spacing h / p.
 3. Each point reads its value back from the nodes of its box, with the same
    weights.
 
-Both passes cost O(n p^2) and the FFTs O(M^2 log M) per kernel sum. The
+Both passes cost O(n p^2) and the FFTs O(M^2 log M) per kernel sum. A total
+such as Z needs no potentials at all: by Parseval's theorem it is a weighted
+sum of the charge grid's power spectrum (:func:`_energy`). The
 interpolation error falls with the box side h (relative to the kernel's width
 of about one unit) and the number of nodes p. The self term (j = i) is on
 the grid too; what the grid makes of it is computed exactly for every point
@@ -230,53 +232,83 @@ def self_terms(weights, local_kernels):
     the self term without the interpolation error of K(0), which matters for
     sums much smaller than K(0) (points far from all others).
     ``local_kernels[k, da, db]`` is kernel k at the node offset (da, db).
+
+    The kernel depends on the offsets |a - a'| and |b - b'| only, so the weights
+    are first summed per offset in each dimension: u[da] = sum_{|a - a'| = da}
+    w_a w_a', and the term is sum_{da, db} u[da] v[db] K(da, db).
     """
     n = weights.shape[1]
     p = weights.shape[2]
     n_kernels = local_kernels.shape[0]
     out = np.empty((n_kernels, n))
     for i in prange(n):
+        u = np.zeros(p)
+        v = np.zeros(p)
+        for a in range(p):
+            for a2 in range(p):
+                u[abs(a - a2)] += weights[0, i, a] * weights[0, i, a2]
+                v[abs(a - a2)] += weights[1, i, a] * weights[1, i, a2]
         for k in range(n_kernels):
             acc = 0.0
-            for a in range(p):
-                for a2 in range(p):
-                    wa = weights[0, i, a] * weights[0, i, a2]
-                    for b in range(p):
-                        for b2 in range(p):
-                            acc += (wa * weights[1, i, b] * weights[1, i, b2]
-                                    * local_kernels[k, abs(a - a2), abs(b - b2)])
+            for da in range(p):
+                row = 0.0
+                for db in range(p):
+                    row += v[db] * local_kernels[k, da, db]
+                acc += u[da] * row
             out[k, i] = acc
     return out
 
 
-def _kernel_spectra(M, spacing, alpha, workers, cache):
-    """The circulant grids of H and H S and their FFTs, reused from ``cache`` when
-    the grid and the kernel are unchanged."""
-    key = (M, spacing, float(alpha))
+def _kernel_spectra(M, spacing, alpha, dtype, workers, cache):
+    """The circulant grids of H and H S (float64) and their FFTs (in ``dtype``),
+    reused from ``cache`` when the grid, the kernel and the precision are unchanged."""
+    key = (M, spacing, float(alpha), np.dtype(dtype).name)
     if cache is not None and cache.get("key") == key:
         return cache["grids"], cache["spectra"]
     grids = kernel_grids(M, spacing, float(alpha), True)
-    spectra = scipy.fft.rfft2(grids, workers=workers)
+    spectra = scipy.fft.rfft2(grids.astype(dtype), workers=workers)
     if cache is not None:
         cache.clear()
         cache.update(key=key, grids=grids, spectra=spectra)
     return grids, spectra
 
 
-def _convolve(grid, kernel_spectra, pairs, workers):
-    """Node potentials: for each (charge, kernel) in ``pairs``, the charge grid
-    (M, M) convolved with the kernel, by FFTs of the zero-padded 2M x 2M grid.
+def _charge_spectra(grid, workers):
+    """The 2M x 2M real FFT of each zero-padded charge grid (c, M, M).
 
-    Only M of the 2M padded rows hold charges, and only M rows of the result
-    are needed, so the first and last stages transform M rows only.
+    Only M of the 2M padded rows hold charges, so the first stage transforms M
+    rows only.
     """
     M = grid.shape[-1]
     rows = scipy.fft.rfft(grid, n=2 * M, axis=-1, workers=workers)
-    spectra = scipy.fft.fft(rows, n=2 * M, axis=-2, workers=workers, overwrite_x=True)
+    return scipy.fft.fft(rows, n=2 * M, axis=-2, workers=workers, overwrite_x=True)
+
+
+def _convolve(spectra, kernel_spectra, pairs, workers):
+    """Node potentials (len(pairs), M, M): for each (charge, kernel) in ``pairs``,
+    the charge grid convolved with the kernel, from the spectra of both.
+
+    Only M rows of the result are needed, so the last stage transforms M rows only.
+    """
+    M = spectra.shape[-2] // 2
     products = np.stack([spectra[c] * kernel_spectra[k] for c, k in pairs])
-    del spectra
     columns = scipy.fft.ifft(products, axis=-2, workers=workers, overwrite_x=True)[:, :M]
     return scipy.fft.irfft(columns, n=2 * M, axis=-1, workers=workers)[:, :, :M]
+
+
+def _energy(spectrum, kernel_spectrum):
+    """sum_n q_n (K * q)_n of one charge grid q, by Parseval's theorem from the
+    spectra (no inverse transform).
+
+    The kernel's spectrum is real (the kernel is even). The real FFT holds the
+    columns 1 .. M - 1 of the full spectrum twice (as conjugates), columns 0
+    and M once.
+    """
+    power = (spectrum.real.astype(np.float64) ** 2 + spectrum.imag.astype(np.float64) ** 2)
+    power *= kernel_spectrum.real
+    n_columns = power.shape[-1]
+    total = 2.0 * power.sum() - power[:, 0].sum() - power[:, n_columns - 1].sum()
+    return float(total) / (power.shape[0] * 2 * (n_columns - 1))
 
 
 #: Kernels of :class:`Grid`: H and K = H S of the power family.
@@ -295,25 +327,33 @@ class Grid:
         Tail of the power family; H(tau) = exp(-tau) at 0.
     n_nodes, box_size, min_boxes, shift, workers, cache
         As in :func:`interpolation_repulsion`.
+    dtype : numpy dtype, default float64
+        Precision of the charge grids and the FFTs. float32 transforms take a
+        quarter to a half of the time; their rounding error is relative to the
+        largest node potential, so sums far below it (isolated points, a
+        Gaussian kernel's far tail) lose their digits first.
     """
 
     def __init__(self, Yt, alpha, *, n_nodes=3, box_size=1.0, min_boxes=50,
-                 shift=(0.0, 0.0), workers=None, cache=None):
+                 shift=(0.0, 0.0), workers=None, cache=None, dtype=np.float64):
         if Yt.shape[0] != 2:
             raise ValueError(f"FFT-accelerated interpolation needs a two-dimensional "
                              f"embedding; got {Yt.shape[0]} dimensions.")
         Yt = np.ascontiguousarray(Yt, dtype=np.float64)
         self.n = Yt.shape[1]
+        self.dtype = np.dtype(dtype)
         self.workers = get_num_threads() if workers is None else workers
         lo, h, self.n_boxes = grid_layout(Yt, n_nodes, box_size, min_boxes, shift)
         self.M = self.n_boxes * n_nodes
+        #: The middle of the grid: charges measured from here keep the sums small.
+        self.center = lo + 0.5 * self.n_boxes * h
         self.box, self.weights = interpolation_weights(Yt, lo, h, self.n_boxes, n_nodes)
-        kernel_grids_, self.spectra = _kernel_spectra(self.M, h / n_nodes, alpha,
+        kernel_grids_, self.spectra = _kernel_spectra(self.M, h / n_nodes, alpha, self.dtype,
                                                       self.workers, cache)
         self.own = self_terms(self.weights,
                               np.ascontiguousarray(kernel_grids_[:, :n_nodes, :n_nodes]))
 
-    def sums(self, charges, pairs):
+    def sums(self, charges, pairs, total=None):
         """Kernel sums over all other points.
 
         Parameters
@@ -322,25 +362,40 @@ class Grid:
             Values carried by the points.
         pairs : sequence of (charge, kernel)
             Which sums to form: charge row and kernel (``KERNEL_H`` or ``KERNEL_HS``).
+        total : (charge, kernel), optional
+            Also return sum_i sum_{j != i} kernel(y_i, y_j) c_i c_j for this
+            charge row c, from the spectra alone (cheaper than a sum in
+            ``pairs``).
 
         Returns
         -------
-        ndarray (len(pairs), n)
+        values : ndarray (len(pairs), n)
             Row r: sum_{j != i} kernel_r(y_i, y_j) charges[charge_r, j].
+        total : float
+            Only when ``total`` is given.
         """
         charges = np.ascontiguousarray(charges, dtype=np.float64)
-        grid = np.zeros((charges.shape[0], self.M, self.M))
+        grid = np.zeros((charges.shape[0], self.M, self.M), dtype=self.dtype)
         spread(self.box, self.weights, charges, self.n_boxes, grid)
-        potentials = _convolve(grid, self.spectra, pairs, self.workers)
+        spectra = _charge_spectra(grid, self.workers)
+        del grid
         values = np.empty((len(pairs), self.n))
-        gather(self.box, self.weights, np.ascontiguousarray(potentials), values)
-        for row, (c, k) in enumerate(pairs):
-            values[row] -= charges[c] * self.own[k]
-        return values
+        if pairs:
+            potentials = _convolve(spectra, self.spectra, pairs, self.workers)
+            gather(self.box, self.weights, np.ascontiguousarray(potentials), values)
+            for row, (c, k) in enumerate(pairs):
+                values[row] -= charges[c] * self.own[k]
+        if total is None:
+            return values
+        c, k = total
+        energy = _energy(spectra[c], self.spectra[k])
+        # Summed outside the parallel kernels, whose reductions depend on the thread count.
+        return values, energy - float(np.sum(charges[c] ** 2 * self.own[k]))
 
 
 def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
-                            repulsion=None, shift=(0.0, 0.0), workers=None, cache=None):
+                            repulsion=None, shift=(0.0, 0.0), workers=None, cache=None,
+                            dtype=np.float32):
     """Approximate Z and repulsive forces of a two-dimensional embedding on a grid.
 
     Parameters
@@ -364,6 +419,9 @@ def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
     cache : dict, optional
         Keeps the kernel grids and spectra between calls (a run passes its own
         dict).
+    dtype : numpy dtype, default float32
+        Precision of the FFTs (see :class:`Grid`). At the default node spacing
+        single precision adds far less error than the interpolation itself.
 
     Returns
     -------
@@ -372,16 +430,18 @@ def interpolation_repulsion(Yt, alpha, n_nodes=3, box_size=1.0, min_boxes=50,
     """
     Yt = np.ascontiguousarray(Yt, dtype=np.float64)
     grid = Grid(Yt, alpha, n_nodes=n_nodes, box_size=box_size, min_boxes=min_boxes,
-                shift=shift, workers=workers, cache=cache)
+                shift=shift, workers=workers, cache=cache, dtype=dtype)
+    ones = np.ones((1, Yt.shape[1]))
     if repulsion is None:
-        values = grid.sums(np.ones((1, Yt.shape[1])), ((0, KERNEL_H),))
-    else:
-        # Charges 1, y_1, y_2: H on 1 (Z); H S on all three (the forces).
-        charges = np.vstack([np.ones((1, Yt.shape[1])), Yt])
-        values = grid.sums(charges, ((0, KERNEL_H), (0, KERNEL_HS), (1, KERNEL_HS),
-                                     (2, KERNEL_HS)))
-        # force_i = y_i sum_j K_ij - sum_j K_ij y_j
-        repulsion[:, 0] = Yt[0] * values[1] - values[2]
-        repulsion[:, 1] = Yt[1] * values[1] - values[3]
-    # Summed outside the parallel kernels, whose reductions depend on the thread count.
-    return float(np.sum(values[0]))
+        return grid.sums(ones, (), total=(0, KERNEL_H))[1]
+    # Charges 1 and y - center: H on 1 gives Z, H S on all three the forces,
+    # force_i = (y_i - c) sum_j K_ij - sum_j K_ij (y_j - c). Measuring from the
+    # middle of the grid keeps the two terms small, so that their difference
+    # keeps its digits.
+    centered = Yt - grid.center[:, None]
+    values, z = grid.sums(np.vstack([ones, centered]),
+                          ((0, KERNEL_HS), (1, KERNEL_HS), (2, KERNEL_HS)),
+                          total=(0, KERNEL_H))
+    repulsion[:, 0] = centered[0] * values[0] - values[1]
+    repulsion[:, 1] = centered[1] * values[0] - values[2]
+    return z

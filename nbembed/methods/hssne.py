@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +20,7 @@ from .. import _config
 from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
+from .._kernels.locality import morton_order, permute_csr
 from .._validation import check_number, check_option
 from ..affinity import joint_probabilities, mix_must_links, must_link_matrix
 from ..affinity.constraints import MIXINGS
@@ -56,16 +58,48 @@ EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 1000
 EXACT_REPULSION_MAX_N_ANY_ALPHA = 2000
 
 #: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
-#: evaluation: the FFT grid with node spacing ``GRID_SPACING`` (relative error of
-#: the repulsion near 1e-3) while that grid has at most ``GRID_NODES_PER_POINT``
-#: nodes per point, Barnes-Hut beyond. The grid costs O(nodes log nodes + n)
-#: and the tree O(n log n) whatever the extent; they cost about the same at 5-6
-#: nodes per point on optimized embeddings of 20 000 to 1 000 000 points. Compact
-#: embeddings (early exaggeration, light tails, very large n early on) thus get
-#: the grid, spread-out ones the tree, which was also more accurate there than
-#: a grid of similar cost (docs/scale.md).
-GRID_SPACING = 0.1
+#: evaluation between the FFT grid and Barnes-Hut. The grid costs
+#: O(nodes log nodes + n) and the tree O(n log n) whatever the extent; with
+#: single-precision transforms a grid of 4 nodes per point took 40 ms against the
+#: tree's 55 at 70 000 points, 0.56 s against 1.1 s at 10^6 (docs/scale.md). So
+#: the grid gets at most ``GRID_NODES_PER_POINT`` nodes per point: its node spacing is the finest of
+#: ``GRID_SPACINGS`` (relative error of the repulsion near 1e-3 at 0.1) that
+#: keeps within that budget, and an embedding too wide even for the coarsest
+#: (openTSNE's 1/3, errors of a few percent that the moving grid averages out)
+#: gets the tree. A few fixed spacings, not a continuous one, so that the kernel's
+#: spectrum is reused between iterations.
+GRID_SPACINGS = (0.1, 0.125, 0.16, 0.2, 0.25, 1.0 / 3.0)
 GRID_NODES_PER_POINT = 4.0
+
+
+def adaptive_grid_spacing(extent, n, min_nodes):
+    """Node spacing of the "adaptive" repulsion's grid, or None for Barnes-Hut.
+
+    Parameters
+    ----------
+    extent : float
+        Largest side of the embedding's bounding box.
+    n : int
+        Number of points.
+    min_nodes : int
+        Fewest nodes per dimension of any grid.
+    """
+    budget = math.sqrt(GRID_NODES_PER_POINT * n)  # nodes per dimension
+    if min_nodes > budget:
+        return None
+    for spacing in GRID_SPACINGS:
+        if extent / spacing <= budget:
+            return spacing
+    return None
+
+
+#: From this many points on, approximate runs number the points along the
+#: embedding's Z-order curve, renewed every ``REORDER_EVERY`` iterations, so
+#: that the sums over the stored entries of P read nearby memory
+#: (:mod:`nbembed._kernels.locality`). Below it the embedding fits in the
+#: processor's caches anyway.
+LOCAL_ORDER_MIN_N = 50_000
+REORDER_EVERY = 50
 
 
 #: Largest step of ``learning_rate="auto"`` during early exaggeration, unless
@@ -127,6 +161,22 @@ def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=F
     return repulsion
 
 
+class LocalOrder(NamedTuple):
+    """The points numbered along the embedding's Z-order curve, and P in that order.
+
+    Point ``order[k]`` of the data is number k here. ``since`` is the iteration
+    at which the order was made; ``data`` holds P's values in float64 (for the
+    cost), ``kernel_data`` in the run's precision (for the gradient).
+    """
+
+    order: np.ndarray
+    since: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    kernel_data: np.ndarray
+
+
 def _p_log_p(P):
     values = P.data if sp.issparse(P) else P[P > 0]
     return float(np.sum(values * np.log(values)))
@@ -175,6 +225,7 @@ class HSSNERun(EmbeddingRun):
             self._P_kernel = self.P_mixed
         else:
             self._P_kernel = self.P_mixed.astype(self.dtype)
+        self._local = None
 
     def set_annotations(self, annotations=None, y=None):
         """Replace the must-links with those of ``annotations`` and labels ``y``.
@@ -214,20 +265,23 @@ class HSSNERun(EmbeddingRun):
         if remix:
             self._mix()
 
+    def _grid_spacing(self, Yt):
+        """Node spacing of the "adaptive" grid for Yt, or None for Barnes-Hut."""
+        extent = float((Yt.max(axis=1) - Yt.min(axis=1)).max())
+        p = self.fft_params
+        return adaptive_grid_spacing(extent, Yt.shape[1], p["min_boxes"] * p["n_nodes"])
+
     def _approximation(self, Yt):
         """Which approximation serves this embedding, "barnes-hut" or "fft"."""
         if self.repulsion != "adaptive":
             return self.repulsion
-        extent = float((Yt.max(axis=1) - Yt.min(axis=1)).max())
-        p = self.fft_params
-        nodes = max(p["min_boxes"] * p["n_nodes"], extent / GRID_SPACING)
-        return "fft" if nodes * nodes <= GRID_NODES_PER_POINT * Yt.shape[1] else "barnes-hut"
+        return "barnes-hut" if self._grid_spacing(Yt) is None else "fft"
 
-    def _grid_params(self):
-        """The grid's parameters: the fine spacing for "adaptive", else as given."""
+    def _grid_params(self, Yt):
+        """The grid's parameters: as given, or the spacing "adaptive" chooses for Yt."""
         if self.repulsion != "adaptive":
             return self.fft_params
-        return dict(self.fft_params, box_size=GRID_SPACING * self.fft_params["n_nodes"])
+        return dict(self.fft_params, box_size=self._grid_spacing(Yt) * self.fft_params["n_nodes"])
 
     def _approximate_repulsion(self, Yt, repulsion=None):
         """Z, and the repulsive forces into ``repulsion`` (n, d) when given."""
@@ -242,7 +296,7 @@ class HSSNERun(EmbeddingRun):
             return barnes_hut_repulsion(Yt, self.alpha, self.theta, repulsion)
         return interpolation_repulsion(Yt, self.alpha, repulsion=repulsion,
                                        shift=grid_shift(self.iteration),
-                                       cache=self._fft_cache, **self._grid_params())
+                                       cache=self._fft_cache, **self._grid_params(Yt))
 
     def _repulsion_at(self, Yt):
         """Approximate Z and forces at Yt, reusing the last evaluation when nothing
@@ -258,26 +312,70 @@ class HSSNERun(EmbeddingRun):
         self._repulsion_cache = (key, Yt.copy(), z, forces)
         return z, forces
 
+    def _local_order(self, Yt, renew=False):
+        """The points' spatial order and P in it, or None where the data's order is used.
+
+        ``renew`` computes the order again from Yt when it is missing or
+        ``REORDER_EVERY`` iterations old.
+        """
+        if self.repulsion == "exact" or self.n_samples < LOCAL_ORDER_MIN_N:
+            return None
+        local = self._local
+        if renew and (local is None or self.iteration - local.since >= REORDER_EVERY):
+            order = morton_order(Yt)
+            P = self.P_mixed
+            indptr, indices, data = permute_csr(P.indptr, P.indices, P.data, order)
+            kernel_data = data if self.dtype is np.float64 else data.astype(self.dtype)
+            self._local = local = LocalOrder(order, self.iteration, indptr, indices, data,
+                                             kernel_data)
+        return local
+
     def _gradient(self, Yt, exaggeration, grad):
-        P = self._P_kernel
-        Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
         alpha = self.dtype(self.alpha)
         if self.repulsion != "exact":
-            attraction = np.empty(Yt.shape[::-1])
-            a_rowsum = kernels.hssne_attraction(Yk, P.indptr, P.indices, P.data, alpha,
-                                                attraction)
-            z, repulsion = self._repulsion_at(Yt)
-            kernels.combine(grad, attraction, repulsion, exaggeration, z)
-        elif sp.issparse(P):
+            return self._approximate_gradient(Yt, alpha, exaggeration, grad)
+        P = self._P_kernel
+        Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
+        if sp.issparse(P):
             _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
                                                self._kernel, exaggeration, grad)
         else:
             _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, self._kernel, exaggeration, grad)
         return a_rowsum
 
+    def _approximate_gradient(self, Yt, alpha, exaggeration, grad):
+        """Attraction over the stored entries of P, repulsion approximate; in the
+        spatial order when there is one, the results put back in the data's."""
+        local = self._local_order(Yt, renew=True)
+        if local is None:
+            P = self._P_kernel
+            indptr, indices, data, Yl, grad_l = P.indptr, P.indices, P.data, Yt, grad
+        else:
+            indptr, indices, data = local.indptr, local.indices, local.kernel_data
+            Yl = np.ascontiguousarray(Yt[:, local.order])
+            grad_l = np.empty_like(grad)
+        Yk = Yl if self.dtype is np.float64 else Yl.astype(self.dtype)
+        attraction = np.empty(Yl.shape[::-1])
+        a_rowsum = kernels.hssne_attraction(Yk, indptr, indices, data, alpha, attraction)
+        z, repulsion = self._repulsion_at(Yl)
+        kernels.combine(grad_l, attraction, repulsion, exaggeration, z)
+        if local is None:
+            return a_rowsum
+        grad[:, local.order] = grad_l
+        a_rowsum_data_order = np.empty_like(a_rowsum)
+        a_rowsum_data_order[local.order] = a_rowsum
+        return a_rowsum_data_order
+
     def _cost(self, Yt):
         P = self.P_mixed
         if self.repulsion != "exact":
+            local = self._local_order(Yt)
+            if local is not None:
+                Yl = np.ascontiguousarray(Yt[:, local.order])
+                z = self._repulsion_at(Yl)[0]
+                p_log_h = kernels.sparse_p_log_h(Yl, local.indptr, local.indices, local.data,
+                                                 self.alpha)
+                return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
             z = self._repulsion_at(Yt)[0]
         else:
             z = kernels.hssne_z(Yt, self.alpha, self._kernel)

@@ -1,0 +1,65 @@
+"""Spatial order of the points for large approximate runs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from nbembed import HSSNE
+from nbembed._kernels import locality
+from nbembed.methods import hssne as hssne_module
+
+
+def test_morton_order_follows_the_z_curve():
+    # A 4 x 4 grid: the Z-order visits each 2 x 2 quadrant before the next.
+    x, y = np.meshgrid(np.arange(4.0), np.arange(4.0), indexing="ij")
+    Yt = np.vstack([x.ravel(), y.ravel()])
+    shuffled = np.random.default_rng(0).permutation(16)
+    order = locality.morton_order(Yt[:, shuffled])
+    visited = [tuple(p) for p in Yt[:, shuffled][:, order].T.astype(int)]
+    # Each 2 x 2 quadrant is visited whole before the next, in the same Z
+    # pattern as the points inside it (x is the lower bit).
+    quadrants = [(px // 2, py // 2) for px, py in visited]
+    z_pattern = [(0, 0), (1, 0), (0, 1), (1, 1)]
+    assert quadrants == [q for q in z_pattern for _ in range(4)]
+    assert visited[:4] == z_pattern
+
+def test_morton_order_of_a_line_is_the_sorted_order():
+    values = np.random.default_rng(1).normal(size=(1, 50))
+    np.testing.assert_array_equal(locality.morton_order(values), np.argsort(values[0]))
+
+
+def test_permute_csr_matches_scipy(rng):
+    P = sp.random(60, 60, density=0.1, random_state=3, format="csr")
+    order = rng.permutation(60)
+    indptr, indices, data = locality.permute_csr(P.indptr, P.indices, P.data, order)
+    assert indptr.dtype == P.indptr.dtype and indices.dtype == P.indices.dtype
+    ours = sp.csr_matrix((data, indices, indptr), shape=P.shape)
+    expected = P[order][:, order]
+    np.testing.assert_array_equal(ours.toarray(), expected.toarray())
+
+
+@pytest.mark.parametrize("repulsion", ["barnes-hut", "fft"])
+def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
+    """Gradient and cost are the same sums in another order; the runs agree."""
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    params = dict(affinity="knn", repulsion=repulsion, n_iter=120, early_exaggeration_iter=40,
+                  random_state=0)
+    plain = HSSNE(**params).prepare(X)
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)
+    monkeypatch.setattr(hssne_module, "REORDER_EVERY", 30)
+    local = HSSNE(**params).prepare(X)
+    plain.step(60)
+    local.step(60)
+    assert local._local is not None and local._local.since == 30  # the last gradient: 59
+    assert not np.array_equal(local._local.order, np.arange(700))
+    np.testing.assert_allclose(local.embedding, plain.embedding, rtol=1e-6,
+                               atol=1e-6 * np.ptp(plain.embedding))
+    assert local.cost == pytest.approx(plain.cost, rel=1e-9)
+    grads = []
+    for run in (plain, local):
+        grad = np.empty_like(run._Yt)
+        a_rowsum = run._gradient(plain._Yt, 1.0, grad)
+        grads.append((grad, a_rowsum))
+    np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-6,
+                               atol=1e-7 * np.abs(grads[0][0]).max())
+    np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-12)

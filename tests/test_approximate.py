@@ -324,16 +324,17 @@ def test_auto_repulsion_threshold(monkeypatch, rng):
 def test_adaptive_grid_spacing_keeps_to_the_node_budget():
     n = 70_000
     budget = np.sqrt(hssne_module.GRID_NODES_PER_POINT * n)
+    widest = budget * max(hssne_module.GRID_SPACINGS)  # extent on the coarsest grid
     assert hssne_module.adaptive_grid_spacing(0.05 * budget, n, 150) == 0.1
     previous = 0.0
-    for extent in np.linspace(0.1 * budget, 0.999 * budget / 3.0, 40):
+    for extent in np.linspace(0.1 * budget, 0.999 * widest, 40):
         spacing = hssne_module.adaptive_grid_spacing(extent, n, 150)
         assert spacing in hssne_module.GRID_SPACINGS and extent / spacing <= budget
         # The finest that fits, and coarser as the embedding grows.
         finer = [s for s in hssne_module.GRID_SPACINGS if s < spacing]
         assert all(extent / s > budget for s in finer) and spacing >= previous
         previous = spacing
-    assert hssne_module.adaptive_grid_spacing(1.01 * budget / 3.0, n, 150) is None
+    assert hssne_module.adaptive_grid_spacing(1.01 * widest, n, 150) is None
     assert hssne_module.adaptive_grid_spacing(1.0, 2000, 150) is None  # too few points
 
 

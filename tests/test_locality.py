@@ -54,7 +54,8 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
     assert not np.array_equal(local._local.order, np.arange(700))
     np.testing.assert_allclose(local.embedding, plain.embedding, rtol=1e-6,
                                atol=1e-6 * np.ptp(plain.embedding))
-    assert local.cost == pytest.approx(plain.cost, rel=1e-9)
+    # P's values are single precision in the local copy.
+    assert local.cost == pytest.approx(plain.cost, rel=1e-7)
     grads = []
     for run in (plain, local):
         grad = np.empty_like(run._Yt)
@@ -62,4 +63,4 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
         grads.append((grad, a_rowsum))
     np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-6,
                                atol=1e-7 * np.abs(grads[0][0]).max())
-    np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-12)
+    np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-6)

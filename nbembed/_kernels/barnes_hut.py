@@ -286,13 +286,21 @@ def _walk_all(xs, ys, order, start, end, level, first_child, n_children, root_si
 
 
 @njit(**JIT)
-def _sort_points(Yt):
+def morton_codes(Yt):
+    """Z-order codes (n,) of a two-dimensional embedding on the tree's finest grid,
+    and the side of its bounding square."""
     x0, y0, side = bounding_square(Yt)
     q = grid_coordinates(Yt, x0, y0, side)
     n = Yt.shape[1]
     codes = np.empty(n, dtype=np.int64)
     for i in range(n):
         codes[i] = _spread_bits(q[0, i]) | (_spread_bits(q[1, i]) << 1)
+    return codes, side
+
+
+@njit(**JIT)
+def _sort_points(Yt):
+    codes, side = morton_codes(Yt)
     order = np.argsort(codes)
     return order, codes[order], Yt[0][order], Yt[1][order], side
 

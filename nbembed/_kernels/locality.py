@@ -14,53 +14,21 @@ positions of its own.
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT, JIT_PARALLEL
-
-#: Bits per coordinate of the Morton code (the curve's resolution is 2^-16 of
-#: the embedding's extent).
-MORTON_BITS = 16
-
-
-@njit(**JIT)
-def _spread_bits(v):
-    """The 16 bits of v moved to the even positions of a 32-bit word."""
-    v &= 0xFFFF
-    v = (v | (v << 8)) & 0x00FF00FF
-    v = (v | (v << 4)) & 0x0F0F0F0F
-    v = (v | (v << 2)) & 0x33333333
-    v = (v | (v << 1)) & 0x55555555
-    return v
-
-
-@njit(**JIT_PARALLEL)
-def morton_codes(Yt):
-    """Z-order codes (n,) of a one- or two-dimensional embedding (d, n)."""
-    d, n = Yt.shape
-    levels = (1 << MORTON_BITS) - 1
-    low = np.empty(d)
-    scale = np.empty(d)
-    for k in range(d):
-        lo = Yt[k].min()
-        extent = Yt[k].max() - lo
-        low[k] = lo
-        scale[k] = levels / extent if extent > 0 else 0.0
-    codes = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        code = 0
-        for k in range(d):
-            q = np.int64((Yt[k, i] - low[k]) * scale[k])
-            code |= _spread_bits(min(max(q, 0), levels)) << k
-        codes[i] = code
-    return codes
+from .._config import JIT_PARALLEL
+from .barnes_hut import morton_codes
 
 
 def morton_order(Yt):
-    """A permutation (n,) of the points along the Z-order curve of the embedding.
+    """A permutation (n,) of the points along the Z-order curve of the embedding
+    (the Barnes-Hut tree's order); a one-dimensional embedding is simply sorted.
 
     Points close on the display get close positions (mostly: the curve jumps
-    at the edges of its quadrants). Only the first two dimensions are used.
+    at the edges of its quadrants).
     """
-    return np.argsort(morton_codes(np.ascontiguousarray(Yt[:2])), kind="stable")
+    if Yt.shape[0] == 1:
+        return np.argsort(Yt[0], kind="stable")
+    codes, _ = morton_codes(np.ascontiguousarray(Yt[:2], dtype=np.float64))
+    return np.argsort(codes, kind="stable")
 
 
 @njit(**JIT_PARALLEL)

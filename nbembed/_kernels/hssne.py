@@ -230,7 +230,6 @@ def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
     """
     d = Yt.shape[0]
     a = ZERO
-    one = ONE
     if d == 2:
         y0 = Yt[0]
         y1 = Yt[1]
@@ -242,7 +241,7 @@ def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
             j = indices[idx]
             dx = a0 - y0[j]
             dy = a1 - y1[j]
-            ps = pvalues[idx] / (one + alpha * (dx * dx + dy * dy))
+            ps = pvalues[idx] / (ONE + alpha * (dx * dx + dy * dy))
             a += ps
             f0 += ps * dx
             f1 += ps * dy
@@ -251,7 +250,7 @@ def _attraction_row(Yt, i, indptr, indices, pvalues, alpha, force):
     else:
         for idx in range(indptr[i], indptr[i + 1]):
             j = indices[idx]
-            ps = pvalues[idx] / (one + alpha * _sq_dist(Yt, i, j))
+            ps = pvalues[idx] / (ONE + alpha * _sq_dist(Yt, i, j))
             a += ps
             for k in range(d):
                 force[k] += ps * (Yt[k, i] - Yt[k, j])

@@ -345,46 +345,47 @@ class HSSNERun(EmbeddingRun):
             _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, self._kernel, exaggeration, grad)
         return a_rowsum
 
+    def _in_local_order(self, Yt, P, renew=False):
+        """(Yl, indptr, indices, data, order): the embedding and P's CSR arrays in
+        the spatial order when there is one; else Yt and ``P`` as they are, with
+        order None."""
+        local = self._local_order(Yt, renew)
+        if local is None:
+            return Yt, P.indptr, P.indices, P.data, None
+        return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
+                local.data, local.order)
+
     def _approximate_gradient(self, Yt, alpha, exaggeration, grad):
         """Attraction over the stored entries of P, repulsion approximate; in the
         spatial order when there is one, the results put back in the data's."""
-        local = self._local_order(Yt, renew=True)
-        if local is None:
-            P = self._P_kernel
-            indptr, indices, data, Yl, grad_l = P.indptr, P.indices, P.data, Yt, grad
-        else:
-            indptr, indices, data = local.indptr, local.indices, local.data
-            Yl = np.ascontiguousarray(Yt[:, local.order])
-            grad_l = np.empty_like(grad)
+        Yl, indptr, indices, data, order = self._in_local_order(Yt, self._P_kernel, renew=True)
         Yk = Yl if self.dtype is np.float64 else Yl.astype(self.dtype)
         attraction = np.empty(Yl.shape[::-1])
         a_rowsum = kernels.hssne_attraction(Yk, indptr, indices, data, alpha, attraction)
         z, repulsion = self._repulsion_at(Yl)
-        kernels.combine(grad_l, attraction, repulsion, exaggeration, z)
-        if local is None:
+        if order is None:
+            kernels.combine(grad, attraction, repulsion, exaggeration, z)
             return a_rowsum
-        grad[:, local.order] = grad_l
+        grad_l = np.empty_like(grad)
+        kernels.combine(grad_l, attraction, repulsion, exaggeration, z)
+        grad[:, order] = grad_l
         a_rowsum_data_order = np.empty_like(a_rowsum)
-        a_rowsum_data_order[local.order] = a_rowsum
+        a_rowsum_data_order[order] = a_rowsum
         return a_rowsum_data_order
 
     def _cost(self, Yt):
-        P = self.P_mixed
         if self.repulsion != "exact":
-            local = self._local_order(Yt)
-            if local is not None:
-                Yl = np.ascontiguousarray(Yt[:, local.order])
-                z = self._repulsion_at(Yl)[0]
-                p_log_h = kernels.sparse_p_log_h(Yl, local.indptr, local.indices, local.data,
-                                                 self.alpha)
-                return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
-            z = self._repulsion_at(Yt)[0]
+            # P_mixed is sparse on the approximate paths.
+            Yl, indptr, indices, data, _ = self._in_local_order(Yt, self.P_mixed)
+            z = self._repulsion_at(Yl)[0]
+            p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:
+            P = self.P_mixed
             z = kernels.hssne_z(Yt, self.alpha, self._kernel)
-        if sp.issparse(P):
-            p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
-        else:
-            p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
+            if sp.issparse(P):
+                p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
+            else:
+                p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
         return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
 
 

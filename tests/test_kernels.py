@@ -182,3 +182,41 @@ def test_float32_gradient_is_close(rng, alpha, sparse):
     H = ref.power_kernel(ref.sq_distances(Y), alpha)
     np.fill_diagonal(H, 0)
     assert z == pytest.approx(H.sum(), rel=1e-5)
+
+
+def test_is_symmetric_csr_agrees_with_the_transpose(rng):
+    from nbembed._kernels.csr import is_symmetric_csr
+
+    def check(M):
+        M = sp.csr_matrix(M)
+        M.sort_indices()
+        expected = (abs(M - M.T)).max() == 0 and (M != 0).nnz == (M.T != 0).nnz
+        assert is_symmetric_csr(M.indptr, M.indices, M.data) == expected
+        return expected
+
+    A = sp.random(60, 60, density=0.1, random_state=0, format="csr")
+    S = A + A.T
+    assert check(S)
+    changed = S.copy()
+    changed.data[17] *= 1.5
+    assert not check(changed)
+    one_sided = sp.lil_matrix(S)
+    i, j = S.nonzero()
+    one_sided[i[3], j[3]] = 0.0
+    assert not check(one_sided.tocsr())
+    assert not check(A)
+
+
+def test_normalize_affinities_sparse_equals_dense(rng):
+    from nbembed.affinity.perplexity import normalize_affinities
+
+    A = sp.random(40, 40, density=0.2, random_state=1, format="csr")
+    A.setdiag(rng.random(40))
+    for M in (A, A + A.T):
+        sparse = normalize_affinities(M)
+        dense = normalize_affinities(M.toarray())
+        assert sp.issparse(sparse) and sparse.diagonal().max() == 0
+        np.testing.assert_allclose(sparse.toarray(), dense, rtol=1e-14, atol=1e-17)
+        np.testing.assert_allclose(dense, dense.T, rtol=0, atol=0)
+        assert dense.sum() == pytest.approx(1.0)
+

@@ -34,6 +34,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
 from .. import _config
+from .._kernels.csr import is_symmetric_csr
 from .._kernels.perplexity import conditional_probabilities as _calibrate
 from .._validation import check_dense_allowed, check_number, check_option
 
@@ -182,8 +183,14 @@ def _approximate_neighbors(X, k, metric, random_state):
     # max_candidates: pynndescent's default (60 here) preallocates about 3 GB of update
     # buffers whatever n; 30 takes 0.8 GB and kept 99.6% of the exact neighbours on
     # 20 000 points in 50 dimensions (99.9% with 60).
+    # n_trees, n_iters: a larger random-projection forest to start from and at most
+    # 6 rounds of descent (each round took 20-25 s at 10^6 points). On the 50-D
+    # mixture of the benchmarks, 91 neighbours: 10^6 points 220 s -> 180 s, recall
+    # 0.887 -> 0.892 (the defaults stopped after 11 rounds); 70 000 points recall
+    # 0.988 -> 0.992.
     index = NNDescent(data, n_neighbors=k + 1, metric=metric, random_state=seed,
-                      low_memory=True, compressed=True, max_candidates=30)
+                      low_memory=True, compressed=True, max_candidates=30,
+                      n_trees=24, n_iters=6)
     idx, dist = index.neighbor_graph
     del index
     return _drop_self(dist, idx, k)
@@ -266,11 +273,18 @@ def normalize_affinities(A):
     """
     if sp.issparse(A):
         P = sp.csr_matrix(A, dtype=np.float64, copy=True)
-        P.setdiag(0)
+        if P.diagonal().any():
+            P.setdiag(0)
         P.eliminate_zeros()
+        P.sort_indices()
     else:
         P = np.array(A, dtype=np.float64)
         np.fill_diagonal(P, 0.0)
     if not P.sum() > 0:
         raise ValueError("The precomputed affinities have no positive off-diagonal entry.")
+    if sp.issparse(P) and is_symmetric_csr(P.indptr, P.indices, P.data):
+        # Already symmetric: (P + P^T) / sum would hold three matrices' worth at
+        # once (at 10^6 points with 90 neighbours, 6 GB more than P alone).
+        P.data /= P.data.sum()
+        return P
     return symmetrize(P)

@@ -100,3 +100,16 @@ def joint_probabilities(X, perplexity):
     """Symmetric P_ij = (p_{j|i} + p_{i|j}) / 2n from Euclidean inputs."""
     Pc = conditional_probabilities(sq_distances(X), perplexity)
     return (Pc + Pc.T) / (2 * X.shape[0])
+
+
+def momentum_gains_step(Yt, grad, velocity, gains, momentum, learning_rate, min_gain,
+                        max_step_norm=None):
+    """t-SNE's momentum-and-gains step with whole-array NumPy operations, in place."""
+    same_sign = np.sign(grad) == np.sign(velocity)
+    gains[:] = np.maximum(np.where(same_sign, gains * 0.8, gains + 0.2), min_gain)
+    velocity[:] = momentum * velocity - learning_rate * gains * grad
+    if max_step_norm is not None:
+        lengths = np.linalg.norm(velocity, axis=0)
+        long = lengths > max_step_norm
+        velocity[:, long] *= max_step_norm / lengths[long]
+    Yt += velocity

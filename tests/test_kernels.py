@@ -220,3 +220,26 @@ def test_normalize_affinities_sparse_equals_dense(rng):
         np.testing.assert_allclose(dense, dense.T, rtol=0, atol=0)
         assert dense.sum() == pytest.approx(1.0)
 
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("max_step_norm", [None, 0.5])
+def test_momentum_gains_step_matches_numpy(rng, d, max_step_norm):
+    from nbembed._kernels.optimizer import momentum_gains_step
+
+    n = 200
+    state = dict(Yt=rng.normal(size=(d, n)), velocity=rng.normal(size=(d, n)),
+                 gains=rng.uniform(0.005, 3.0, size=(d, n)))
+    state["velocity"][:, :20] = 0.0  # the first step: no sign yet
+    mine = {k: v.copy() for k, v in state.items()}
+    for momentum in (0.5, 0.8):
+        grad = rng.normal(size=(d, n))
+        grad[:, 10:30] = 0.0
+        ref.momentum_gains_step(state["Yt"], grad, state["velocity"], state["gains"], momentum,
+                                2.0, 0.01, max_step_norm)
+        momentum_gains_step(mine["Yt"], grad, mine["velocity"], mine["gains"], momentum, 2.0,
+                            0.01, 0.0 if max_step_norm is None else max_step_norm)
+        for key in state:
+            np.testing.assert_allclose(mine[key], state[key], rtol=1e-13, atol=1e-15)
+    if max_step_norm is not None:
+        assert np.linalg.norm(mine["velocity"], axis=0).max() <= max_step_norm * (1 + 1e-12)
+        assert (np.linalg.norm(mine["velocity"], axis=0) > 0.99 * max_step_norm).any()

@@ -6,6 +6,8 @@ place.
 
 import numpy as np
 
+from .._kernels.optimizer import momentum_gains_step
+
 
 class MomentumGains:
     """Gradient descent with momentum and per-coordinate gains (t-SNE's optimizer).
@@ -20,11 +22,15 @@ class MomentumGains:
         Shape of the embedding being optimized.
     learning_rate : float
     min_gain : float
+    max_step_norm : float or None
+        Longest step a point may take in one iteration; longer steps are
+        shortened to it (their direction kept). None: no limit.
     """
 
-    def __init__(self, shape, learning_rate, min_gain=0.01):
+    def __init__(self, shape, learning_rate, min_gain=0.01, max_step_norm=None):
         self.learning_rate = float(learning_rate)
         self.min_gain = min_gain
+        self.max_step_norm = max_step_norm
         self.velocity = np.zeros(shape)
         self.gains = np.ones(shape)
 
@@ -35,12 +41,9 @@ class MomentumGains:
 
     def step(self, Yt, grad, momentum):
         """Move ``Yt`` in place by one momentum step."""
-        same_sign = np.sign(grad) == np.sign(self.velocity)
-        self.gains = np.where(same_sign, self.gains * 0.8, self.gains + 0.2)
-        np.maximum(self.gains, self.min_gain, out=self.gains)
-        self.velocity *= momentum
-        self.velocity -= self.learning_rate * self.gains * grad
-        Yt += self.velocity
+        momentum_gains_step(Yt, grad, self.velocity, self.gains, float(momentum),
+                            self.learning_rate, float(self.min_gain),
+                            0.0 if self.max_step_norm is None else float(self.max_step_norm))
 
 
 class FixedPoint:

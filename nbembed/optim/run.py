@@ -108,11 +108,14 @@ class EmbeddingRun(Run):
         Evaluate the cost every this many iterations (and at the end of every
         ``step`` call). The interval never depends on timing, so runs with
         the same inputs are identical.
+    max_step_norm : float or None
+        Longest step of a point per iteration of the gradient optimizer
+        (see :class:`MomentumGains`).
     """
 
     def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration_learning_rate=None,
                  exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
-                 fixed_point_momentum=0.0, cost_every=10):
+                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None):
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.n_iter = int(n_iter)
@@ -127,7 +130,8 @@ class EmbeddingRun(Run):
         self.learning_rates = (float(learning_rate if exaggeration_learning_rate is None
                                      else exaggeration_learning_rate), float(learning_rate))
         self._step_scale = 1.0  # halved by every recovery from divergence
-        self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate)
+        self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate,
+                                               max_step_norm=max_step_norm)
         self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
         self._good_Yt = self._Yt.copy()
         self._good_cost = None

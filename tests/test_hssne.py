@@ -152,7 +152,7 @@ def test_fixed_point_recovers_from_divergence(iris):
 
 
 def test_gradient_recovers_from_non_finite_steps(iris):
-    run = small(learning_rate=1e30).prepare(iris[0])
+    run = small(learning_rate=1e30, max_step_norm=None).prepare(iris[0])
     run.step(50)
     assert np.all(np.isfinite(run.embedding))
     assert run.recoveries > 0 and run._gradient_descent.learning_rate < 1e30
@@ -175,6 +175,37 @@ def test_auto_learning_rates_by_phase(iris):
     assert run._gradient_descent.learning_rate == 3.0
     fixed = small(learning_rate=30.0).prepare(iris[0])
     assert fixed.learning_rates == (30.0, 30.0)  # a given step size holds in both phases
+
+
+def test_long_steps_are_shortened_to_max_step_norm(rng):
+    from nbembed.optim import MomentumGains
+
+    grad = rng.normal(size=(2, 50))
+    grad[:, 7] = [3e3, -4e3]  # one point with a huge gradient
+    Yt = np.zeros_like(grad)
+    free = MomentumGains(grad.shape, learning_rate=1.0)
+    free.step(Yt.copy(), grad, 0.5)
+    clipped = MomentumGains(grad.shape, learning_rate=1.0, max_step_norm=5.0)
+    clipped.step(Yt, grad, 0.5)
+    lengths = np.linalg.norm(Yt, axis=0)
+    assert lengths[7] == pytest.approx(5.0)
+    np.testing.assert_allclose(Yt[:, 7] / 5.0, [-0.6, 0.8])  # direction kept
+    short = np.linalg.norm(free.velocity, axis=0) <= 5.0
+    np.testing.assert_array_equal(Yt[:, short], free.velocity[:, short])
+    np.testing.assert_array_equal(clipped.velocity, Yt)  # momentum carries the step taken
+    assert (~short).sum() >= 1
+
+
+def test_max_step_norm_reaches_the_optimizer(iris):
+    assert small().prepare(iris[0])._gradient_descent.max_step_norm == 5.0
+    assert small(max_step_norm=None).prepare(iris[0])._gradient_descent.max_step_norm is None
+    moved = {}
+    for limit in (None, 0.05):
+        run = small(learning_rate=1e5, max_step_norm=limit, init="random").prepare(iris[0])
+        before = run.embedding
+        run.step(3)
+        moved[limit] = np.linalg.norm(run.embedding - before, axis=1).max()
+    assert moved[0.05] <= 3 * 2 * 0.05 < moved[None]  # the mean's shift adds at most as much
 
 
 def test_precomputed_dissimilarities_equal_euclidean(iris):
@@ -232,6 +263,7 @@ def test_bad_data(X, match):
     (dict(affinity="dense"), "affinity"),
     (dict(n_components=0), "n_components"),
     (dict(init="spectral"), "init"),
+    (dict(max_step_norm=0.0), "max_step_norm"),
 ])
 def test_bad_parameters(rng, params, match):
     params = {"perplexity": 5.0, **params}
@@ -296,9 +328,11 @@ def test_wine_homogeneity():
 
     data = load_shared("wine")
     X = StandardScaler().fit_transform(data["X"])
-    scores = [homogeneity(HSSNE(alpha=1.0, random_state=s).fit_transform(X), data["y"])
-              for s in range(3)]
+    # Random starts, so that the seeds give different runs (a PCA start ignores them).
+    scores = [homogeneity(HSSNE(alpha=1.0, init="random", random_state=s).fit_transform(X),
+                          data["y"]) for s in range(5)]
     assert np.mean(scores) >= 0.96
+    assert min(scores) >= homogeneity(X, data["y"]) - 1e-12  # as good as the input space
 
 
 def test_one_plain_fixed_point_step_is_equation_14(rng):
@@ -419,10 +453,14 @@ def test_float32_gradients_give_the_same_quality(iris):
     short = [small(dtype=dt, n_iter=2).fit(X).embedding_ for dt in ("float64", "float32")]
     assert short[1].dtype == np.float64
     assert np.abs(short[1] - short[0]).max() < 1e-5 * np.ptp(short[0])
-    a = small(dtype="float64").fit(X)
-    b = small(dtype="float32").fit(X)
-    assert b.kl_divergence_ == pytest.approx(a.kl_divergence_, rel=0.15)
-    assert homogeneity(b.embedding_, y) >= homogeneity(a.embedding_, y) - 0.03
+    # Single runs can end in different local optima (iris: KL 0.31 to 0.46 from
+    # starts that differ by rounding), so the means of three random starts are compared.
+    runs = {dt: [small(dtype=dt, init="random", random_state=s).fit(X) for s in range(3)]
+            for dt in ("float64", "float32")}
+    kl = {dt: np.mean([r.kl_divergence_ for r in rs]) for dt, rs in runs.items()}
+    quality = {dt: np.mean([homogeneity(r.embedding_, y) for r in rs]) for dt, rs in runs.items()}
+    assert kl["float32"] == pytest.approx(kl["float64"], rel=0.1)
+    assert quality["float32"] >= quality["float64"] - 0.03
     with pytest.raises(ValueError, match="dtype"):
         small(dtype="float16").fit(X)
 

@@ -163,6 +163,25 @@ def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=F
     return repulsion
 
 
+#: Iterations between two costs of a sparse P up to ``COST_EVERY_MAX_N`` points,
+#: and (five times as many) above.
+COST_EVERY = 10
+COST_EVERY_MAX_N = 100_000
+
+
+def cost_interval(P):
+    """Iterations between two evaluations of the cost.
+
+    A cost with a dense P takes one logarithm per pair, about 20 gradients; with a
+    sparse one, one logarithm per stored entry, which at 10^6 points costs as
+    much as two or three whole iterations (0.75 s), so there the cost is
+    recorded less often.
+    """
+    if not sp.issparse(P) or P.shape[0] > COST_EVERY_MAX_N:
+        return 5 * COST_EVERY
+    return COST_EVERY
+
+
 class LocalOrder(NamedTuple):
     """The points numbered along the embedding's Z-order curve, and P in that order.
 
@@ -437,6 +456,14 @@ class HSSNE(EmbeddingEstimator):
         default exaggeration), then max(n / (4 early_exaggeration), 1000),
         which ended lower at 20 000 and 70 000 points
         (:func:`auto_learning_rates`).
+    max_step_norm : float or None, default=5.0
+        Longest step a point may take in one iteration of the gradient
+        optimizer; longer ones are shortened. With the large steps of big
+        data sets a few points otherwise jump tens to hundreds of units out
+        (at 10^6 points 0.01% of them, while the rest lay within 5 units),
+        and the grid of the approximate repulsion has to cover them. None
+        removes the limit (openTSNE has the same safeguard, also 5 by
+        default).
     fixed_point_momentum : float, default=0.95
         Heavy-ball momentum for the fixed-point optimizer, in [0, 1). 0 is the
         paper's parameter-free update. The momentum restarts whenever a step
@@ -521,10 +548,10 @@ class HSSNE(EmbeddingEstimator):
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
                  must_link_mixing="per-point", optimizer="auto", n_iter=1000, early_exaggeration=12.0,
-                 early_exaggeration_iter=250, learning_rate="auto", fixed_point_momentum=0.95,
-                 init="pca", affinity="auto", neighbors="auto", metric="euclidean",
-                 repulsion="auto", theta=0.5, fft_nodes=3, fft_box_size=1.0, fft_min_boxes=50,
-                 dtype="float64", random_state=None, verbose=False):
+                 early_exaggeration_iter=250, learning_rate="auto", max_step_norm=5.0,
+                 fixed_point_momentum=0.95, init="pca", affinity="auto", neighbors="auto",
+                 metric="euclidean", repulsion="auto", theta=0.5, fft_nodes=3, fft_box_size=1.0,
+                 fft_min_boxes=50, dtype="float64", random_state=None, verbose=False):
         self.n_components = n_components
         self.alpha = alpha
         self.perplexity = perplexity
@@ -535,6 +562,7 @@ class HSSNE(EmbeddingEstimator):
         self.early_exaggeration = early_exaggeration
         self.early_exaggeration_iter = early_exaggeration_iter
         self.learning_rate = learning_rate
+        self.max_step_norm = max_step_norm
         self.fixed_point_momentum = fixed_point_momentum
         self.init = init
         self.affinity = affinity
@@ -568,6 +596,8 @@ class HSSNE(EmbeddingEstimator):
         rho = RHO.validate(self.rho)
         optimizer = check_option(self.optimizer, "optimizer", ("auto", "gradient", "fixed-point"))
         check_option(self.affinity, "affinity", AFFINITY_METHODS + ("precomputed",))
+        max_step_norm = None if self.max_step_norm is None else check_number(
+            self.max_step_norm, "max_step_norm", low=0, low_open=True)
         fp_momentum = check_number(self.fixed_point_momentum, "fixed_point_momentum", low=0,
                                    high=1, high_open=True)
         mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
@@ -597,10 +627,9 @@ class HSSNE(EmbeddingEstimator):
                                   self.random_state, metric=self.metric,
                                   precomputed_affinity=precomputed_affinity)
         self.n_features_in_ = X.shape[1]
-        # A cost with a dense P takes one logarithm per pair, about 20 gradients.
-        cost_every = 10 if sp.issparse(P) else 50
         return HSSNERun(P, links, start, alpha=alpha, rho=rho, must_link_mixing=mixing,
-                        dtype=dtype, repulsion=repulsion, cost_every=cost_every,
+                        dtype=dtype, repulsion=repulsion, cost_every=cost_interval(P),
+                        max_step_norm=max_step_norm,
                         optimizer=resolve_optimizer(optimizer, alpha),
                         fixed_point_momentum=fp_momentum, **approximation, **schedule)
 

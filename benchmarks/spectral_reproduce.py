@@ -265,6 +265,7 @@ def paired_comparisons(per_split):
             continue
         diff = 100 * (per_split[a] - per_split[b])
         if diff.size < 2:
+            out[(a, b)] = "—"  # one split: no spread to compare with
             continue
         sem = diff.std(ddof=1) / np.sqrt(diff.size)
         p = ttest_rel(per_split[a], per_split[b], alternative="greater").pvalue \

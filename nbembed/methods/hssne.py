@@ -163,8 +163,8 @@ def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=F
     return repulsion
 
 
-#: Iterations between two costs of a sparse P up to ``COST_EVERY_MAX_N`` points,
-#: and (five times as many) above.
+#: Iterations between two evaluations of the cost with a sparse P of up to
+#: ``COST_EVERY_MAX_N`` points; five times as many with a dense P or more points.
 COST_EVERY = 10
 COST_EVERY_MAX_N = 100_000
 

@@ -444,9 +444,9 @@ def _benchmark():
 @pytest.mark.slow
 def test_ionosphere_semi_supervised_against_supervised_and_unsupervised():
     """benchmarks/spectral_reproduce.py's protocol on 6 seeded splits, parameters chosen by CV
-    on the labelled points only. With 50 labels SS-LFDA and SS-DNE beat both LFDA and LPP, as
-    the paper reports; with 10 labels they are far better than LFDA and on par with LPP (within
-    3 points: the paper's strict gain is not reproduced there, see docs/spectral.md)."""
+    on the labelled points only. With 10 and with 50 labels SS-LFDA and SS-DNE beat both LFDA
+    and LPP, as the paper reports (measured on these 6 splits, 10 labels: 78.2 / 76.8% against
+    LPP's 73.9% and LFDA's 52.2%; the 30-split table is in docs/spectral.md)."""
     load_shared("ionosphere")
     bench = _benchmark()
     methods = ("LPP", "LFDA", "SS-LFDA", "SS-DNE")
@@ -457,4 +457,4 @@ def test_ionosphere_semi_supervised_against_supervised_and_unsupervised():
     for semi in ("SS-LFDA", "SS-DNE"):
         assert many[semi] > max(many["LFDA"], many["LPP"]), many
         assert few[semi] > few["LFDA"] + 0.15, few
-        assert few[semi] > few["LPP"] - 0.03, few
+        assert few[semi] > few["LPP"], few

@@ -17,7 +17,7 @@ from nbembed._metrics_retrieval import retrieval_precision_recall, smoothed_prec
     smoothed_recall
 from nbembed.affinity import conditional_probabilities
 from nbembed.affinity.learning_metric import LearningMetric
-from nbembed.methods.nerv import NeRV, NeRVRun, SNeRV, wolfe_line_search
+from nbembed.methods.nerv import NeRV, NeRVRun, SNeRV, auto_neighbors, wolfe_line_search
 from nbembed.methods.sne import SNERun
 from nbembed.metrics import knn_error
 
@@ -290,10 +290,17 @@ def test_snerv_embeds_labelled_and_unlabelled_points(iris):
     model = SNeRV(learning_metric=_small_metric(), n_iter=100, random_state=0).fit(X, partial)
     assert model.embedding_.shape == (150, 2) and np.all(np.isfinite(model.embedding_))
     assert model.learning_metric_.n_components_ == 6
-    assert model.n_neighbors_ == pytest.approx(0.5 * 150 / 6)   # the paper's rule
+    assert model.n_neighbors_ == pytest.approx(20.0)   # the paper's 0.5 n / K = 12.5, raised
     # Unlabelled points land among their class: 5-NN error from the labelled ones.
     err = knn_error(model.embedding_, y, k=5, train=partial >= 0, test=partial < 0)
     assert err < 0.1
+
+
+def test_auto_neighbors_is_the_papers_rule_with_a_floor_and_a_cap():
+    assert auto_neighbors(1500, 20) == pytest.approx(37.5)     # 0.5 n / K
+    assert auto_neighbors(1500, 80) == pytest.approx(20.0)     # 9.4 raised to the floor
+    assert auto_neighbors(31, 2) == pytest.approx(10.0)        # (n - 1) / 3 caps both
+    assert auto_neighbors(4, 1) < 3
 
 
 def test_snerv_set_annotations_refits_the_metric(iris):
@@ -400,12 +407,11 @@ def test_snerv_beats_nerv_and_tsne_on_usps():
     data = load_shared("usps_full")
     idx = np.random.default_rng(0).choice(len(data["y"]), 1500, replace=False)
     X, y = data["X"][idx], data["y"][idx]
-    folds = list(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))[:1]
-    errors = _cv_errors(X, y, folds, LearningMetric(n_components=30, cv=2, random_state=0),
-                        n_iter=150)
-    print("USPS (1500) 5-NN test error, 1 of 10 folds:", errors)
-    # Measured: SNeRV 0.1 0.053, SNeRV 0.3 0.053, NeRV 0.1 0.14, t-SNE 0.067. Over all 10
-    # folds (benchmarks/snerv_reproduce.py) SNeRV ties with t-SNE on USPS (0.071-0.078 vs
-    # 0.075, paired p = 0.55), so one fold of 150 test points may go either way by a few.
+    folds = list(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))[:3]
+    errors = _cv_errors(X, y, folds, LearningMetric(random_state=0), n_iter=300)
+    print("USPS (1500) 5-NN test error, 3 of 10 folds:", errors)
+    # Over all 10 folds (benchmarks/snerv_reproduce.py) SNeRV's mean error is below
+    # t-SNE's (0.065 against 0.073 at tradeoff 0.3) but not significantly (paired p 0.3).
     assert errors["SNeRV 0.1"] < errors["NeRV 0.1"] - 0.03
-    assert errors["SNeRV 0.1"] <= errors["t-SNE"] + 0.02
+    assert errors["SNeRV 0.1"] < errors["t-SNE"]
+    assert errors["SNeRV 0.3"] < errors["t-SNE"]

@@ -6,7 +6,7 @@ user's question instead — how long does ``fit_transform`` take on n points, an
 how much memory does the process need — with every default left alone
 (nearest neighbours, perplexity calibration, the automatic repulsion) except
 the number of iterations: 750 by default as in ``bench_scale.py`` and openTSNE
-(250 of them with early exaggeration); ``--n-iter 1000`` is HSSNE's own default.
+(250 of them with early exaggeration); ``--max-iter 1000`` is HSSNE's own default.
 
 It times the two parts of ``fit``: ``prepare`` (the neighbourhood step and the
 start) and the iterations, and reports the process's peak resident memory
@@ -42,7 +42,7 @@ def parse_args(argv=None):
     p.add_argument("--n", type=int, required=True, help="number of points")
     p.add_argument("--data", default="synthetic", choices=("synthetic", "usps"))
     p.add_argument("--alpha", type=float, default=1.0)
-    p.add_argument("--n-iter", type=int, default=750)
+    p.add_argument("--max-iter", type=int, default=750)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
@@ -54,7 +54,7 @@ def warm_up(alpha):
     X, _ = gaussian_mixture(300, dim=10, seed=1)
     for repulsion in ("barnes-hut", "fft"):
         HSSNE(alpha=alpha, affinity="knn", neighbors="approximate", repulsion=repulsion,
-              n_iter=30, early_exaggeration_iter=10, random_state=0).fit(X)
+              max_iter=30, early_exaggeration_iter=10, random_state=0).fit(X)
 
 
 def main(argv=None):
@@ -66,12 +66,12 @@ def main(argv=None):
     X, y = (gaussian_mixture(args.n, dim=50) if args.data == "synthetic" else
             usps_like(args.n))
     rss_data = max_rss() / 2**30
-    est = HSSNE(alpha=args.alpha, n_iter=args.n_iter, random_state=args.seed)
+    est = HSSNE(alpha=args.alpha, max_iter=args.max_iter, random_state=args.seed)
     t0 = time.perf_counter()
     run = est.prepare(X)
     t_prepare = time.perf_counter() - t0
     rss_prepare = max_rss() / 2**30
-    run.step(est.n_iter)
+    run.step(est.max_iter)
     t_iter = time.perf_counter() - t0 - t_prepare
     Y = run.embedding
     rows = [[args.data, args.n, X.shape[1], f"{args.alpha:g}", f"{t_prepare:.1f}",
@@ -85,7 +85,7 @@ def main(argv=None):
 
     print(f"nbembed {git_state()}; numba {numba.__version__} ({numba.get_num_threads()} "
           f"threads), numpy {np.__version__}, Python {platform.python_version()}; "
-          f"{est.n_iter} iterations")
+          f"{est.max_iter} iterations")
     print(markdown_table(header, rows))
 
 

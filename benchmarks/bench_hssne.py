@@ -19,7 +19,7 @@ Fairness rules
   time includes that.
 * One initialization: nbembed's PCA start scaled to std 1e-4, given as an
   array to every method.
-* One schedule: n_iter iterations in all (default 1000), the first ee_iter
+* One schedule: max_iter iterations in all (default 1000), the first ee_iter
   (default 250) with early exaggeration 12. Everything else is each library's
   default (openTSNE: learning rate n/12 then n, momentum 0.8, max step norm 5;
   scikit-learn and nbembed: learning rate max(n / 48, 50), momentum 0.5 then 0.8).
@@ -92,7 +92,7 @@ def parse_args(argv=None):
                    help="alphas for the synthetic sets, or 'all' for --alphas (default: 1; "
                         "nbembed's exact repulsion costs 0.1-0.3 s per iteration at 20k on "
                         "this machine, so all three alphas would take ~10 extra minutes)")
-    p.add_argument("--n-iter", type=int, default=None,
+    p.add_argument("--max-iter", type=int, default=None,
                    help="iterations in all, early exaggeration included (default 1000, "
                         "quick 250)")
     p.add_argument("--ee-iter", type=int, default=None,
@@ -148,14 +148,14 @@ def parse_args(argv=None):
     quick = args.quick
     if quick:
         args.datasets = "digits"
-    args.n_iter = args.n_iter or (250 if quick else 1000)
+    args.max_iter = args.max_iter or (250 if quick else 1000)
     args.alphas = args.alphas or ("1,2" if quick else "0.5,1,2")
     args.ee_iter = args.ee_iter if args.ee_iter is not None else (100 if quick else 250)
     args.repeats = args.repeats or (1 if quick else 3)
     args.affinity = args.affinity or ("knn" if quick else "auto,knn")
     args.fp_momenta = args.fp_momenta or ("0,0.95" if quick else "0,0.5,0.8,0.95")
-    if not 0 <= args.ee_iter < args.n_iter:
-        p.error("--ee-iter must be in [0, n_iter)")
+    if not 0 <= args.ee_iter < args.max_iter:
+        p.error("--ee-iter must be in [0, max-iter)")
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     for d in args.datasets:
         if d not in ("digits", "usps", "synthetic"):
@@ -344,7 +344,7 @@ def run_nbembed(P, Y0, alpha, n_iter, ee_iter, optimizer="auto", momentum=None,
     """
     from nbembed import HSSNE
 
-    est = HSSNE(alpha=alpha, affinity="precomputed", optimizer=optimizer, n_iter=n_iter,
+    est = HSSNE(alpha=alpha, affinity="precomputed", optimizer=optimizer, max_iter=n_iter,
                 early_exaggeration_iter=ee_iter, learning_rate=learning_rate, random_state=0)
     if momentum is not None:
         est.set_params(fixed_point_momentum=momentum)
@@ -446,7 +446,7 @@ def warm_up(alphas, kinds, n_jobs, methods):
                          warm=time.perf_counter() - t0))
     for alpha in alphas:
         for kind in kinds:
-            fits = [HSSNE(alpha=alpha, affinity=kind, n_iter=30, early_exaggeration_iter=10,
+            fits = [HSSNE(alpha=alpha, affinity=kind, max_iter=30, early_exaggeration_iter=10,
                           optimizer=opt, random_state=0) for opt in ("gradient", "fixed-point")]
             t0 = time.perf_counter()
             for est in fits:
@@ -561,7 +561,7 @@ def bench_dataset(name, X, y, kind, alphas, args, out):
                                       else []):
             key = "nbembed" if i == 0 else f"nbembed-{optimizer}"
             res = best_of(args.repeats, args.repeat_budget,
-                          lambda: run_nbembed(P, Y0, alpha, args.n_iter, args.ee_iter,
+                          lambda: run_nbembed(P, Y0, alpha, args.max_iter, args.ee_iter,
                                               optimizer, learning_rate=lr))
             with MemoryMonitor() as mem:
                 run_nbembed(P, Y0, alpha, 20, 10, optimizer, learning_rate=lr)
@@ -587,7 +587,7 @@ def bench_dataset(name, X, y, kind, alphas, args, out):
                 out["notes"].append(f"{name}: openTSNE BH skipped (n > --bh-max-n)")
                 continue
             res = best_of(args.repeats, args.repeat_budget,
-                          lambda: run_opentsne(P, Y0, alpha, method, args.n_iter, args.ee_iter,
+                          lambda: run_opentsne(P, Y0, alpha, method, args.max_iter, args.ee_iter,
                                                args.threads, trace_every))
             with MemoryMonitor() as mem:
                 run_opentsne(P, Y0, alpha, method, 20, 10, args.threads, 0)
@@ -601,12 +601,12 @@ def bench_dataset(name, X, y, kind, alphas, args, out):
             # Once per data set: it ignores the shared P.
             out["done"].add((name, "sklearn"))
             with MemoryMonitor() as mem:
-                res = run_sklearn(X, Y0, args.n_iter, args.threads, args.perplexity)
+                res = run_sklearn(X, Y0, args.max_iter, args.threads, args.perplexity)
             res["mem"] = mem
             res["times"] = [res["time"]]
             res["kl"] = exact_kl(P, res["Y"], alpha, plogp)
             results["sklearn"] = res
-            if res["n_iter"] < args.n_iter - 1:
+            if res["n_iter"] < args.max_iter - 1:
                 out["notes"].append(f"{name}: scikit-learn stopped after {res['n_iter']} "
                                     f"iterations")
         for key, res in results.items():
@@ -662,7 +662,7 @@ def optimizer_table(name, y, kind, P, Y0, plogp, alphas, args, out):
     for alpha in alphas:
         runs = []
         for optimizer, momentum, lr, label in variants:
-            res = run_nbembed(P, Y0, alpha, args.n_iter, args.ee_iter, optimizer, momentum, lr)
+            res = run_nbembed(P, Y0, alpha, args.max_iter, args.ee_iter, optimizer, momentum, lr)
             res["kl"] = exact_kl(P, res["Y"], alpha, plogp)
             res["min"] = min(c for *_, c in res["traj"])
             runs.append((label, res))
@@ -727,7 +727,7 @@ def main(argv=None):
         f"Python {platform.python_version()}; {os.cpu_count()} CPUs; OMP_WAIT_POLICY="
         f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}; load average at start {load0:.2f} "
         f"(the machine is shared: other processes' load inflates every time).\n\n"
-        f"Settings: {args.n_iter} iterations ({args.ee_iter} with early exaggeration 12); "
+        f"Settings: {args.max_iter} iterations ({args.ee_iter} with early exaggeration 12); "
         f"perplexity {args.perplexity:g}; nbembed's P (affinity {','.join(args.affinity)}) "
         f"shared by nbembed and openTSNE; nbembed's PCA init (std 1e-4) shared by all; "
         f"{args.threads} thread(s) for every library"
@@ -784,14 +784,14 @@ def main(argv=None):
         out["ratios"])
         + "\n\nRatio = openTSNE's wall time / nbembed's wall time to reach openTSNE's final "
         "KL (goal: >= 5x for n <= 20k), with the same ratio of CPU times in brackets; '-' "
-        f"with both KLs when nbembed never gets there in {args.n_iter} iterations. The last "
+        f"with both KLs when nbembed never gets there in {args.max_iter} iterations. The last "
         "column compares whole runs (same number of iterations).")
     if out["optim"]:
         report.section("Optimizer comparison on digits (nbembed)", markdown_table(
             ["data set", "P", "alpha", "optimizer", "final KL", "min KL",
              "iter to within 1% of best", "t to within 1% (s)", "total (s)", "recoveries",
              "homogeneity"], out["optim"])
-            + f"\n\n{args.n_iter} iterations, the first {args.ee_iter} with early "
+            + f"\n\n{args.max_iter} iterations, the first {args.ee_iter} with early "
             "exaggeration and the gradient optimizer in every variant. Best: the lowest final "
             "KL of the variants at that alpha. lr auto = max(n / 48, 50); n/12 is openTSNE's "
             "early-exaggeration learning rate. One run each (not best of).")

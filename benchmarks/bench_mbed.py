@@ -205,8 +205,8 @@ def main(argv=None):
 
     if args.quick:
         sizes = [150, 300]
-        mbed_params = dict(n_iter_total=60, n_anneal=6, n_iter_init=5)
-        hssne_params = dict(n_iter=100, early_exaggeration_iter=50, perplexity=10.0)
+        mbed_params = dict(max_iter=60, n_anneal=6, n_iter_init=5)
+        hssne_params = dict(max_iter=100, early_exaggeration_iter=50, perplexity=10.0)
     else:
         sizes = [int(s) for s in args.sizes.split(",")]
         mbed_params, hssne_params = {}, {}
@@ -215,8 +215,8 @@ def main(argv=None):
           f"load average {load[0]:.2f} at the start")
 
     X, _ = g50c_like(120, 0)
-    Mbed(2, n_iter_total=12, n_anneal=3, n_iter_init=2, random_state=0).fit(X)
-    HSSNE(n_iter=20, early_exaggeration_iter=5, perplexity=10.0).fit(X)
+    Mbed(2, max_iter=12, n_anneal=3, n_iter_init=2, random_state=0).fit(X)
+    HSSNE(max_iter=20, early_exaggeration_iter=5, perplexity=10.0).fit(X)
 
     rows = []
     for n in sizes:

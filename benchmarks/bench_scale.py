@@ -18,7 +18,7 @@ Protocol (same objective, same start, same schedule, as in ``bench_hssne.py``):
   with ``--opentsne-affinity``, openTSNE's own ``PerplexityBasedNN`` for
   comparison. Both optimizers then run on nbembed's P.
 * One start: nbembed's PCA initialization (std 1e-4), given to both.
-* ``--n-iter`` iterations (default 750), the first ``--ee-iter`` (250) with early
+* ``--max-iter`` iterations (default 750), the first ``--ee-iter`` (250) with early
   exaggeration 12; otherwise each library's defaults (nbembed:
   ``repulsion="auto"``, the optimizer "auto" picks from alpha; openTSNE:
   ``dof = 1 / alpha``, its learning rates, 3 interpolation points per box).
@@ -36,7 +36,7 @@ Protocol (same objective, same start, same schedule, as in ``bench_hssne.py``):
 
 Usage (from the repository root)::
 
-    PYTHONPATH=. python benchmarks/bench_scale.py --n 3000 --alphas 1 --n-iter 200
+    PYTHONPATH=. python benchmarks/bench_scale.py --n 3000 --alphas 1 --max-iter 200
     PYTHONPATH=. python benchmarks/bench_scale.py --n 20000 --data synthetic,usps
     PYTHONPATH=. python benchmarks/bench_scale.py --n 70000 --data synthetic,usps --markdown 70k.md
     PYTHONPATH=. python benchmarks/bench_scale.py --n 1000000 --alphas 1 --methods nbembed
@@ -73,7 +73,7 @@ def parse_args(argv=None):
     p.add_argument("--alphas", default="0.5,1,2", help="comma list of alphas")
     p.add_argument("--methods", default="nbembed,opentsne-fft,opentsne-bh",
                    help="comma list of nbembed, opentsne-fft, opentsne-bh")
-    p.add_argument("--n-iter", type=int, default=750)
+    p.add_argument("--max-iter", type=int, default=750)
     p.add_argument("--ee-iter", type=int, default=250)
     p.add_argument("--trace-every", type=int, default=25,
                    help="iterations between snapshots scored for the time-to-KL columns")
@@ -99,8 +99,8 @@ def parse_args(argv=None):
     for m in args.methods:
         if m not in ("nbembed", "opentsne-fft", "opentsne-bh"):
             p.error(f"unknown method {m!r}")
-    if not 0 <= args.ee_iter < args.n_iter:
-        p.error("--ee-iter must be in [0, n_iter)")
+    if not 0 <= args.ee_iter < args.max_iter:
+        p.error("--ee-iter must be in [0, max-iter)")
     return args
 
 
@@ -171,14 +171,14 @@ def run_nbembed(P, Y0, alpha, args):
     """nbembed on the precomputed P; snapshots every trace_every iterations."""
     from nbembed import HSSNE
 
-    est = HSSNE(alpha=alpha, affinity="precomputed", n_iter=args.n_iter,
+    est = HSSNE(alpha=alpha, affinity="precomputed", max_iter=args.max_iter,
                 early_exaggeration_iter=args.ee_iter, repulsion=args.nbembed_repulsion,
                 optimizer=args.nbembed_optimizer, random_state=0)
     run = est.prepare(P, init=Y0)
     snaps = [(0, 0.0, 0.0, run.embedding)]
     wall = cpu = 0.0
-    while run.iteration < args.n_iter:
-        todo = min(args.trace_every, args.n_iter - run.iteration)
+    while run.iteration < args.max_iter:
+        todo = min(args.trace_every, args.max_iter - run.iteration)
         t0, c0 = time.perf_counter(), time.process_time()
         run.step(todo)
         Y = run.embedding
@@ -232,7 +232,7 @@ def warm_up(args):
     Y0 = pca_init(X)
     for alpha in args.alphas:
         for repulsion in ("exact", "barnes-hut", "fft"):
-            HSSNE(alpha=alpha, affinity="precomputed", n_iter=30, early_exaggeration_iter=10,
+            HSSNE(alpha=alpha, affinity="precomputed", max_iter=30, early_exaggeration_iter=10,
                   repulsion=repulsion, optimizer=args.nbembed_optimizer,
                   random_state=0).fit(P, init=Y0)
         for method in ("fft", "bh"):
@@ -271,7 +271,7 @@ def bench(name, X, y, args, report, rows, memory_rows, nn_rows):
             key = f"opentsne-{method}"
             if key not in args.methods or (method == "bh" and n > args.bh_max_n):
                 continue
-            res = run_opentsne(P, Y0, alpha, method, args.n_iter, args.ee_iter, args.threads,
+            res = run_opentsne(P, Y0, alpha, method, args.max_iter, args.ee_iter, args.threads,
                                args.trace_every)
             results[key] = res
         for key, res in results.items():
@@ -326,7 +326,7 @@ def main(argv=None):
         f"threads), numpy {np.__version__}, openTSNE {openTSNE.__version__}, Python "
         f"{platform.python_version()}; {os.cpu_count()} CPUs; load average {load0:.2f} at "
         f"start, {os.getloadavg()[0]:.2f} at the end; {time.perf_counter() - started:.0f} s "
-        f"in all. {args.n_iter} iterations ({args.ee_iter} exaggerated), perplexity 30, "
+        f"in all. {args.max_iter} iterations ({args.ee_iter} exaggerated), perplexity 30, "
         f"{args.threads} threads for every library. KL: "
         f"{'exact' if args.n <= args.exact_kl_max_n else 'fine interpolation grid'}."))
     nn_header = ["data", "n", "d", "neighbours", "nnz(P)", "P (s)", "tracemalloc peak (MB)",

@@ -77,7 +77,7 @@ from nbembed.widget import Explorer
 X, y = make_blobs(n_samples={n}, n_features=10, centers=10, random_state=0)
 """
 SHOW = """
-ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=1_000_000, random_state=0), colors=y,
+ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=1_000_000, random_state=0), colors=y,
               frame_rate={frame_rate})
 ex
 """
@@ -230,7 +230,7 @@ def measure_kernel_only(n, args):
     from nbembed.widget import Explorer
 
     X, y = make_blobs(n_samples=n, n_features=10, centers=10, random_state=0)
-    ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=1_000_000, random_state=0), colors=y,
+    ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=1_000_000, random_state=0), colors=y,
                   frame_rate=args.frame_rate)
     try:
         ex.wait(iteration=5, timeout=TIMEOUT_S)

@@ -226,7 +226,7 @@ def embed(data, alpha, seed, schedule, annotations=None, init="random"):
     start_alpha = 1.0 if sch["tsne_init"] else alpha
     est = HSSNE(alpha=start_alpha, init=init, random_state=seed, optimizer=sch["main"],
                 early_exaggeration=sch["ee"], early_exaggeration_iter=sch["ee_iter"],
-                learning_rate=sch["lr"], n_iter=1000, fixed_point_momentum=0.0, **kw)
+                learning_rate=sch["lr"], max_iter=1000, fixed_point_momentum=0.0, **kw)
     run = est.prepare(data[1], annotations=annotations)
     run.step(sch["ee_iter"])
     if alpha != start_alpha:
@@ -414,10 +414,10 @@ def main(argv=None):
                 src = base[s] if where == "P~" else P30
                 est = HSSNE(alpha=1.0, affinity="precomputed", init="random", random_state=s,
                             optimizer="gradient", early_exaggeration=1.0,
-                            early_exaggeration_iter=50, learning_rate=100.0, n_iter=50)
+                            early_exaggeration_iter=50, learning_rate=100.0, max_iter=50)
                 Y0 = est.fit(src).embedding_
                 Y = HSSNE(alpha=0.5, affinity="precomputed", init=Y0, optimizer="fixed-point",
-                          early_exaggeration_iter=0, n_iter=950).fit(base[s]).embedding_
+                          early_exaggeration_iter=0, max_iter=950).fit(base[s]).embedding_
                 h.append(homogeneity(Y, y))
                 k.append(kl(base[s], Y, 0.5) / LN2)
             ta.add(f"alpha = 0.5: 50 t-SNE iterations on {where}, then fixed point", fmt(h),

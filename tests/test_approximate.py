@@ -155,7 +155,7 @@ def digits_runs():
     X, y = load_digits(return_X_y=True)
     runs = {}
     for alpha in (0.0, 0.5, 1.0, 2.0):
-        run = HSSNE(alpha=alpha, affinity="knn", repulsion="barnes-hut", n_iter=500,
+        run = HSSNE(alpha=alpha, affinity="knn", repulsion="barnes-hut", max_iter=500,
                     random_state=0).prepare(X)
         runs[alpha] = run.step(500)
     return X, runs
@@ -224,7 +224,7 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     start = HSSNE(affinity="knn", random_state=0).prepare(X).embedding
     starts = [start * (1 + 1e-9 * np.random.default_rng(seed).normal(size=start.shape))
               for seed in range(4)]
-    params = dict(alpha=alpha, affinity="knn", n_iter=750, random_state=0)
+    params = dict(alpha=alpha, affinity="knn", max_iter=750, random_state=0)
     exact = [HSSNE(repulsion="exact", **params).fit(X, init=Y0) for Y0 in starts]
     runs, used = [], []
     for Y0 in starts:
@@ -244,7 +244,7 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
 
 def test_protocol_on_approximate_runs(digits_runs):
     X, _ = digits_runs
-    run = HSSNE(affinity="knn", repulsion="fft", n_iter=400, random_state=0).prepare(X)
+    run = HSSNE(affinity="knn", repulsion="fft", max_iter=400, random_state=0).prepare(X)
     run.step(300)
     before = run.embedding
     run.set_params(alpha=2.0)
@@ -253,7 +253,7 @@ def test_protocol_on_approximate_runs(digits_runs):
     assert np.max(np.abs(run.embedding - before)) < 0.05 * np.ptp(before)
     run.step(20)
     assert run.history[-1]["alpha"] == 2.0 and np.isfinite(run.history[-1]["cost"])
-    fixed = HSSNE(alpha=1.5, affinity="knn", repulsion="barnes-hut", n_iter=300,
+    fixed = HSSNE(alpha=1.5, affinity="knn", repulsion="barnes-hut", max_iter=300,
                   random_state=0).prepare(X)
     assert fixed.optimizer == "fixed-point"
     fixed.step(300)
@@ -264,8 +264,8 @@ def test_protocol_on_approximate_runs(digits_runs):
 @pytest.mark.parametrize("method", ["barnes-hut", "fft"])
 def test_approximate_runs_are_deterministic(method):
     X = np.random.default_rng(0).normal(size=(600, 8))
-    a = HSSNE(affinity="knn", repulsion=method, n_iter=60, random_state=0).fit(X)
-    b = HSSNE(affinity="knn", repulsion=method, n_iter=60, random_state=0).fit(X)
+    a = HSSNE(affinity="knn", repulsion=method, max_iter=60, random_state=0).fit(X)
+    b = HSSNE(affinity="knn", repulsion=method, max_iter=60, random_state=0).fit(X)
     np.testing.assert_array_equal(a.embedding_, b.embedding_)
 
 
@@ -463,7 +463,7 @@ def test_auto_affinity_is_sparse_above_the_threshold(monkeypatch, rng):
 # The grid's cost follows the embedding's extent, which is large for a few points
 # with the default step size; Barnes-Hut stands for the approximate paths here.
 @parametrize_with_checks([
-    HSSNE(perplexity=3.0, n_iter=60, early_exaggeration_iter=20, repulsion="barnes-hut",
+    HSSNE(perplexity=3.0, max_iter=60, early_exaggeration_iter=20, repulsion="barnes-hut",
           random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):
@@ -487,4 +487,4 @@ def test_memory_guards_name_the_sparse_path(monkeypatch, rng):
         initial_embedding(D, "pca", 2, 0, metric="precomputed")
     # The sparse path itself never allocates n x n.
     assert HSSNE(affinity="knn", repulsion="barnes-hut", perplexity=5,
-                 n_iter=30).fit(X).embedding_.shape == (60, 2)
+                 max_iter=30).fit(X).embedding_.shape == (60, 2)

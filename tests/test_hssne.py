@@ -18,7 +18,7 @@ def iris():
 
 
 def small(**kw):
-    params = dict(perplexity=10.0, n_iter=300, early_exaggeration_iter=100, random_state=0)
+    params = dict(perplexity=10.0, max_iter=300, early_exaggeration_iter=100, random_state=0)
     params.update(kw)
     return HSSNE(**params)
 
@@ -113,18 +113,18 @@ def test_callbacks_stop_and_snapshot(iris):
 
     snaps = Snapshots(every=50)
     seen = []
-    model = small(n_iter=400).fit(iris[0], callbacks=[snaps, lambda run: seen.append(run.iteration)])
+    model = small(max_iter=400).fit(iris[0], callbacks=[snaps, lambda run: seen.append(run.iteration)])
     assert seen == list(range(1, 401))
     assert snaps.iterations == [50, 100, 150, 200, 250, 300, 350, 400]
     assert model.n_iter_ == 400
-    stopper = small(n_iter=2000).fit(iris[0], callbacks=EarlyStopping(5e-3, patience=3))
+    stopper = small(max_iter=2000).fit(iris[0], callbacks=EarlyStopping(5e-3, patience=3))
     assert stopper.n_iter_ < 2000
 
 
 def test_progress_bar_runs(iris, capsys):
     from nbembed import ProgressBar
 
-    small(n_iter=120).fit(iris[0], callbacks=ProgressBar())
+    small(max_iter=120).fit(iris[0], callbacks=ProgressBar())
 
 
 @pytest.mark.parametrize("optimizer", ["gradient", "fixed-point"])
@@ -166,7 +166,7 @@ def test_auto_learning_rates_by_phase(iris):
     assert auto_learning_rates(12000, 12.0) == (1000.0, 1000.0)
     assert auto_learning_rates(24000, 12.0) == (1000.0, 2000.0)
     assert auto_learning_rates(60000, 12.0) == (1250.0, 5000.0)  # n / 48 and n / 12
-    run = small(early_exaggeration_iter=5, n_iter=10).prepare(iris[0])
+    run = small(early_exaggeration_iter=5, max_iter=10).prepare(iris[0])
     assert run.learning_rates == (50.0, 50.0)
     run.learning_rates = (7.0, 3.0)
     run.step(5)
@@ -215,8 +215,8 @@ def test_precomputed_dissimilarities_equal_euclidean(iris):
     D = pairwise_distances(X)
     # Round-off differences in P (1e-13) grow chaotically over a long run, so
     # compare P and a short run.
-    a = small(init="random", n_iter=20).fit(X)
-    b = small(init="random", n_iter=20, metric="precomputed").fit(D)
+    a = small(init="random", max_iter=20).fit(X)
+    b = small(init="random", max_iter=20, metric="precomputed").fit(D)
     np.testing.assert_allclose(a.affinities_, b.affinities_, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-6, atol=1e-9)
     c = small(metric="precomputed").fit(D)  # classical MDS start
@@ -226,8 +226,8 @@ def test_precomputed_dissimilarities_equal_euclidean(iris):
 def test_precomputed_affinities(iris):
     X, _ = iris
     P = joint_probabilities(X, 10.0, method="exact")
-    a = small(init="random", n_iter=20).fit(X)
-    b = small(init="random", n_iter=20, affinity="precomputed").fit(P * 7.0)  # any scale
+    a = small(init="random", max_iter=20).fit(X)
+    b = small(init="random", max_iter=20, affinity="precomputed").fit(P * 7.0)  # any scale
     np.testing.assert_allclose(a.affinities_, b.affinities_, rtol=1e-12, atol=1e-17)
     np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-6, atol=1e-9)
 
@@ -299,7 +299,7 @@ def test_bad_labels_and_annotations(rng):
 
 
 def test_fit_does_not_change_hyperparameters(rng):
-    model = HSSNE(perplexity=5, n_iter=50)
+    model = HSSNE(perplexity=5, max_iter=50)
     params = model.get_params()
     model.fit(rng.normal(size=(20, 3)))
     assert model.get_params() == params
@@ -392,7 +392,7 @@ def test_verbose_logs_the_cost(iris, capsys):
 
     logger = logging.getLogger("nbembed")
     try:
-        small(n_iter=60, verbose=True).fit(iris[0])
+        small(max_iter=60, verbose=True).fit(iris[0])
         assert "HSSNE iteration 60: cost" in capsys.readouterr().err
     finally:
         logger.setLevel(logging.NOTSET)
@@ -450,7 +450,7 @@ def test_float32_gradients_give_the_same_quality(iris):
     difference about tenfold every two or three iterations on iris (float64 runs with
     perturbed starts do the same), so long runs are compared by quality."""
     X, y = iris
-    short = [small(dtype=dt, n_iter=2).fit(X).embedding_ for dt in ("float64", "float32")]
+    short = [small(dtype=dt, max_iter=2).fit(X).embedding_ for dt in ("float64", "float32")]
     assert short[1].dtype == np.float64
     assert np.abs(short[1] - short[0]).max() < 1e-5 * np.ptp(short[0])
     # Single runs can end in different local optima (iris: KL 0.31 to 0.46 from

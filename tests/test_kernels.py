@@ -151,8 +151,8 @@ def test_specialized_kernels_stay_out_of_the_disk_cache(tmp_path):
 
     script = ("import numpy as np\nfrom nbembed import HSSNE\n"
               "X = np.random.default_rng(0).normal(size=(40, 3))\n"
-              "HSSNE(perplexity=5, n_iter=20, affinity='knn').fit(X)\n"
-              "HSSNE(perplexity=5, n_iter=20, affinity='exact', alpha=0.5).fit(X)\n")
+              "HSSNE(perplexity=5, max_iter=20, affinity='knn').fit(X)\n"
+              "HSSNE(perplexity=5, max_iter=20, affinity='exact', alpha=0.5).fit(X)\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=600)
     cached = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}

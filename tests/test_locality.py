@@ -42,7 +42,7 @@ def test_permute_csr_matches_scipy(rng):
 def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
     """Gradient and cost are the same sums in another order; the runs agree."""
     X = np.random.default_rng(0).normal(size=(700, 6))
-    params = dict(affinity="knn", repulsion=repulsion, n_iter=120, early_exaggeration_iter=40,
+    params = dict(affinity="knn", repulsion=repulsion, max_iter=120, early_exaggeration_iter=40,
                   random_state=0)
     plain = HSSNE(**params).prepare(X)
     monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)

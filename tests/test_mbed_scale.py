@@ -105,7 +105,7 @@ def test_knn_run_matches_the_exact_repulsion(rng, monkeypatch):
     """Same sparse P and start: the grid run ends at the exact run's cost (within 1%)
     and classifies the same way."""
     X, labels = _blobs(rng)
-    params = dict(n_classes=2, affinity="knn", n_iter_total=120, random_state=0)
+    params = dict(n_classes=2, affinity="knn", max_iter=120, random_state=0)
     exact = Mbed(repulsion="exact", **params).fit(X)
     grid = Mbed(repulsion="fft", **params).fit(X)
     assert grid.sigma_ == exact.sigma_
@@ -120,24 +120,24 @@ def test_auto_choices(rng, monkeypatch):
     from nbembed import _config
 
     X, _ = _blobs(rng, 300)
-    run = Mbed(n_iter_total=30).prepare(X)
+    run = Mbed(max_iter=30).prepare(X)
     assert run.repulsion == "exact" and not sp.issparse(run.M)
     monkeypatch.setattr(_config, "DENSE_AFFINITY_MAX_N", 200)
     monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 250)
-    run = Mbed(n_iter_total=30).prepare(X)
+    run = Mbed(max_iter=30).prepare(X)
     assert run.repulsion == "fft" and sp.issparse(run.M)
     assert run.M.nnz <= 2 * 300 * mbed_module.KNN_NEIGHBORS
     run.step(30)
     assert np.all(np.isfinite(run.embedding))
     # Three classes in three dimensions stay exact; in two they use the grid.
-    assert Mbed(n_classes=3, n_iter_total=30).prepare(X).repulsion == "exact"
-    assert Mbed(n_classes=3, n_components=2, n_iter_total=30).prepare(X).repulsion == "fft"
+    assert Mbed(n_classes=3, max_iter=30).prepare(X).repulsion == "exact"
+    assert Mbed(n_classes=3, n_components=2, max_iter=30).prepare(X).repulsion == "fft"
 
 
 def test_one_dimension_on_the_grid(rng):
     """A line is a plane with a zero second coordinate: the same run as exact."""
     X, _ = _blobs(rng, 300)
-    params = dict(n_components=1, affinity="knn", n_iter_total=60, random_state=0)
+    params = dict(n_components=1, affinity="knn", max_iter=60, random_state=0)
     grid = Mbed(repulsion="fft", **params).fit(X)
     exact = Mbed(repulsion="exact", **params).fit(X)
     assert grid.embedding_.shape == (300, 1)
@@ -155,7 +155,7 @@ def test_one_dimension_on_the_grid(rng):
 ])
 def test_bad_parameters(rng, params, match):
     with pytest.raises(ValueError, match=match):
-        Mbed(n_iter_total=30, **params).fit(rng.normal(size=(40, 3)))
+        Mbed(max_iter=30, **params).fit(rng.normal(size=(40, 3)))
 
 
 def test_memory_guard_names_the_sparse_path(monkeypatch, rng):
@@ -163,4 +163,4 @@ def test_memory_guard_names_the_sparse_path(monkeypatch, rng):
 
     monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 50 * 50)
     with pytest.raises(MemoryError, match='affinity="knn"'):
-        Mbed(affinity="exact", n_iter_total=30).fit(rng.normal(size=(60, 3)))
+        Mbed(affinity="exact", max_iter=30).fit(rng.normal(size=(60, 3)))

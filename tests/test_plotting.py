@@ -34,7 +34,7 @@ def digits():
 @pytest.fixture(scope="module")
 def fitted(digits):
     X, _ = digits
-    return HSSNE(n_iter=150, early_exaggeration_iter=60, random_state=0).fit(X)
+    return HSSNE(max_iter=150, early_exaggeration_iter=60, random_state=0).fit(X)
 
 
 def glyph_renderers(fig):
@@ -181,7 +181,7 @@ def test_cost_curve_of_a_fit(fitted):
 
 
 def test_cost_curve_marks_live_parameter_changes(digits):
-    run = HSSNE(n_iter=120, early_exaggeration_iter=40, random_state=0).prepare(digits[0])
+    run = HSSNE(max_iter=120, early_exaggeration_iter=40, random_state=0).prepare(digits[0])
     run.step(70)
     run.set_params(alpha=2.0)
     run.step(30)
@@ -211,7 +211,7 @@ def test_lambda_path_of_an_mbed_fit(digits):
         pytest.skip("nbembed.Mbed is not available")
     X, y = digits
     keep = y < 2
-    mbed = Mbed(n_classes=2, n_anneal=5, n_iter_total=50, random_state=0).fit(X[keep], y[keep])
+    mbed = Mbed(n_classes=2, n_anneal=5, max_iter=50, random_state=0).fit(X[keep], y[keep])
     fig = lambda_path(mbed)
     source = point_source_by(fig, "criterion")
     np.testing.assert_allclose(source.data["lam"], mbed.lambda_path_)
@@ -239,7 +239,7 @@ def test_precision_recall_of_real_embeddings(digits):
     X, _ = digits
     precision, recall, names = [], [], []
     for alpha in (0.5, 1.0, 2.0):
-        Y = HSSNE(alpha=alpha, n_iter=150, early_exaggeration_iter=60, random_state=0) \
+        Y = HSSNE(alpha=alpha, max_iter=150, early_exaggeration_iter=60, random_state=0) \
             .fit_transform(X)
         p, r = retrieval(X, Y, k_input=10, k_retrieved=5)
         precision.append(p)

@@ -635,7 +635,7 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
     from sklearn.datasets import load_iris
 
     X, y = load_iris(return_X_y=True)
-    ex = Explorer(X, method=HSSNE(alpha=1.0, n_iter=80, early_exaggeration_iter=20,
+    ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=80, early_exaggeration_iter=20,
                                   random_state=0), extra_iterations=30)
     try:
         ex.wait(iteration=5, timeout=120)

@@ -193,7 +193,7 @@ def check_common_params(est, auto_learning_rate):
     Parameters
     ----------
     est : estimator
-        With ``n_components``, ``n_iter``, ``early_exaggeration``,
+        With ``n_components``, ``max_iter``, ``early_exaggeration``,
         ``early_exaggeration_iter`` and ``learning_rate``.
     auto_learning_rate : callable
         ``auto_learning_rate(exaggeration)``, the step size for
@@ -207,7 +207,7 @@ def check_common_params(est, auto_learning_rate):
         Keyword arguments for :class:`~nbembed.optim.EmbeddingRun`.
     """
     n_components = check_number(est.n_components, "n_components", low=1, integer=True)
-    n_iter = check_number(est.n_iter, "n_iter", low=0, integer=True)
+    max_iter = check_number(est.max_iter, "max_iter", low=0, integer=True)
     exaggeration = check_number(est.early_exaggeration, "early_exaggeration", low=0,
                                 low_open=True)
     exaggeration_iter = check_number(est.early_exaggeration_iter, "early_exaggeration_iter",
@@ -217,6 +217,6 @@ def check_common_params(est, auto_learning_rate):
         during, after = rates if isinstance(rates, tuple) else (rates, rates)
     else:
         during = after = check_number(est.learning_rate, "learning_rate", low=0, low_open=True)
-    return n_components, dict(n_iter=n_iter, exaggeration=exaggeration,
+    return n_components, dict(n_iter=max_iter, exaggeration=exaggeration,
                               exaggeration_iter=exaggeration_iter, learning_rate=after,
                               exaggeration_learning_rate=during)

@@ -444,7 +444,7 @@ class HSSNE(EmbeddingEstimator):
         run is prepared (a live change of alpha keeps the optimizer): on
         digits gradient descent ended about 1% lower for alpha <= 1, the
         fixed-point update 3% lower at alpha = 2.
-    n_iter : int, default=1000
+    max_iter : int, default=1000
         Iterations of the default schedule, early exaggeration included.
     early_exaggeration : float, default=12.0
     early_exaggeration_iter : int, default=250
@@ -547,8 +547,9 @@ class HSSNE(EmbeddingEstimator):
     annotation_kinds = HSSNERun.annotation_kinds
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
-                 must_link_mixing="per-point", optimizer="auto", n_iter=1000, early_exaggeration=12.0,
-                 early_exaggeration_iter=250, learning_rate="auto", max_step_norm=5.0,
+                 must_link_mixing="per-point", optimizer="auto", max_iter=1000,
+                 early_exaggeration=12.0, early_exaggeration_iter=250, learning_rate="auto",
+                 max_step_norm=5.0,
                  fixed_point_momentum=0.95, init="pca", affinity="auto", neighbors="auto",
                  metric="euclidean", repulsion="auto", theta=0.5, fft_nodes=3, fft_box_size=1.0,
                  fft_min_boxes=50, dtype="float64", random_state=None, verbose=False):
@@ -558,7 +559,7 @@ class HSSNE(EmbeddingEstimator):
         self.rho = rho
         self.must_link_mixing = must_link_mixing
         self.optimizer = optimizer
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.early_exaggeration = early_exaggeration
         self.early_exaggeration_iter = early_exaggeration_iter
         self.learning_rate = learning_rate

@@ -43,7 +43,7 @@ logger = logging.getLogger("nbembed")
 LAMBDA = LiveParameter(
     "lambda_", 0.0, math.inf, (0.05, 30.0), 0.05,
     "Length scale of the class boundaries (larger = softer memberships, wider margin); "
-    "automatic: annealed from 20 r to 0.2 r", label="λ", allows_auto=True)
+    "automatic: annealed from 20 r to 0.2 r", label="λ", allows_auto=True, low_open=True)
 
 #: Standard deviation of the start of the crude SNE embedding (Algorithm 1, line 2).
 SNE_INIT_SCALE = 0.1
@@ -606,16 +606,10 @@ class MbedRun(Run):
         ValueError, TypeError
             For an unknown name or a value that is not positive; nothing changes.
         """
-        unknown = sorted(set(params) - set(self.live_parameters))
-        if unknown:
-            raise ValueError(f"{unknown[0]!r} is not a live parameter of {self.name}; live "
-                             f"parameters: {', '.join(self.live_parameters)}.")
-        if "lambda_" not in params:
+        checked = self.check_params(params)
+        if "lambda_" not in checked:
             return self
-        value = LAMBDA.validate(params["lambda_"])
-        if value is not None and not value > 0:
-            raise ValueError(f"lambda_ must be positive (or None for the automatic "
-                             f"annealing); got {value!r}.")
+        value = checked["lambda_"]
         with _config.KERNEL_LOCK:
             self.lambda_ = value
             if value is not None:
@@ -789,7 +783,7 @@ class Mbed(EmbeddingEstimator):
     n_anneal : int, default=20
         p, the number of steps of Algorithm 1: the initial SNE plus p - 1
         annealing steps (at least 3).
-    n_iter_total : int, default=500
+    max_iter : int, default=500
         Conjugate-gradient iterations (line searches) in all.
     n_iter_init : int, default=10
         Of those, for the crude SNE embedding that sets the radius r; the
@@ -869,7 +863,7 @@ class Mbed(EmbeddingEstimator):
     >>> from nbembed.methods.mbed import Mbed
     >>> rng = np.random.default_rng(0)
     >>> X = np.vstack([rng.normal(-3, 1, (40, 5)), rng.normal(3, 1, (40, 5))])
-    >>> model = Mbed(n_classes=2, n_iter_total=100, random_state=0).fit(X)
+    >>> model = Mbed(n_classes=2, max_iter=100, random_state=0).fit(X)
     >>> model.embedding_.shape, model.membership_.shape
     ((80, 2), (80, 2))
     """
@@ -877,14 +871,14 @@ class Mbed(EmbeddingEstimator):
     live_parameters = MbedRun.live_parameters
     annotation_kinds = MbedRun.annotation_kinds
 
-    def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, n_iter_total=500,
+    def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
                  repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
         self.n_components = n_components
         self.n_anneal = n_anneal
-        self.n_iter_total = n_iter_total
+        self.max_iter = max_iter
         self.n_iter_init = n_iter_init
         self.class_prior = class_prior
         self.label_weight = label_weight
@@ -906,7 +900,7 @@ class Mbed(EmbeddingEstimator):
             self.n_components, "n_components", low=max(1, K - 1), integer=True)
         n_anneal = check_number(self.n_anneal, "n_anneal", low=3, integer=True)
         n_iter_init = check_number(self.n_iter_init, "n_iter_init", low=0, integer=True)
-        n_iter = check_number(self.n_iter_total, "n_iter_total", low=n_iter_init + n_anneal - 1,
+        n_iter = check_number(self.max_iter, "max_iter", low=n_iter_init + n_anneal - 1,
                               integer=True)
         label_weight = check_number(self.label_weight, "label_weight", low=0)
         log_prior = check_class_prior(self.class_prior, K)

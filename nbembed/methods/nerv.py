@@ -562,12 +562,12 @@ class _NeRVEstimator(EmbeddingEstimator):
     def _check_params(self, n):
         n_components = check_number(self.n_components, "n_components", low=1, integer=True)
         tradeoff = TRADEOFF.validate(self.tradeoff)
-        n_iter = check_number(self.n_iter, "n_iter", low=0, integer=True)
+        max_iter = check_number(self.max_iter, "max_iter", low=0, integer=True)
         anneal_iter = check_number(self.anneal_iter, "anneal_iter", low=0, integer=True)
         optimizer = check_option(self.optimizer, "optimizer", OPTIMIZERS)
         if self.verbose:
             enable_verbose_logging()
-        return n_components, tradeoff, n_iter, anneal_iter, optimizer
+        return n_components, tradeoff, max_iter, anneal_iter, optimizer
 
     @staticmethod
     def _check_n_neighbors(n_neighbors, n):
@@ -593,7 +593,7 @@ class _NeRVEstimator(EmbeddingEstimator):
 
     def _make_run(self, data, metric, n_neighbors, init, run_class=None, **extra):
         n = data.shape[0]
-        n_components, tradeoff, n_iter, anneal_iter, optimizer = self._check_params(n)
+        n_components, tradeoff, max_iter, anneal_iter, optimizer = self._check_params(n)
         n_neighbors = self._check_n_neighbors(n_neighbors, n)
         D2 = self._squared_distances(data, metric)
         # The calibration kernel writes exp(-b d^2), b = 1 / (2 sigma^2) in t-SNE's
@@ -601,13 +601,13 @@ class _NeRVEstimator(EmbeddingEstimator):
         P, beta = conditional_probabilities(np.sqrt(D2), n_neighbors, method="exact",
                                             metric="precomputed")
         n_start = min((n - 1) / 4.0, WIDENING_NEIGHBORS_FACTOR * n_neighbors)
-        anneal_iter = min(anneal_iter, n_iter // 3)
+        anneal_iter = min(anneal_iter, max_iter // 3)
         stages = widening_stages(D2, n_neighbors, n_start) if anneal_iter else []
         if not stages:
             anneal_iter, D2 = 0, None
         given = init if init is not None else self.init
         Y0 = initial_embedding(data, given, n_components, self.random_state, metric=metric)
-        run = (run_class or NeRVRun)(P, beta, Y0, tradeoff=tradeoff, n_iter=n_iter,
+        run = (run_class or NeRVRun)(P, beta, Y0, tradeoff=tradeoff, n_iter=max_iter,
                                      optimizer=optimizer, n_neighbors=n_neighbors,
                                      sq_distances=D2, stages=stages, anneal_iter=anneal_iter,
                                      widening_neighbors=n_start, **extra)
@@ -651,10 +651,10 @@ class NeRV(_NeRVEstimator):
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
         Search directions: limited-memory BFGS, or Polak-Ribiere conjugate
         gradients as in the paper; both with a Wolfe line search.
-    n_iter : int, default=300
+    max_iter : int, default=300
         Optimizer iterations of the default schedule.
     anneal_iter : int, default=100
-        Iterations (at most a third of ``n_iter``) with widened neighbourhoods
+        Iterations (at most a third of ``max_iter``) with widened neighbourhoods
         at the start: stages whose effective number of neighbours halves from
         min(n / 4, 16 * n_neighbors) down to ``n_neighbors``, against poor local
         minima (see ``NeRVRun``). 0 starts at the final widths.
@@ -695,7 +695,7 @@ class NeRV(_NeRVEstimator):
     >>> from sklearn.datasets import load_iris
     >>> from nbembed.methods.nerv import NeRV
     >>> X, _ = load_iris(return_X_y=True)
-    >>> Y = NeRV(tradeoff=0.3, n_iter=20, random_state=0).fit_transform(X)
+    >>> Y = NeRV(tradeoff=0.3, max_iter=20, random_state=0).fit_transform(X)
     >>> Y.shape
     (150, 2)
     """
@@ -703,14 +703,14 @@ class NeRV(_NeRVEstimator):
     annotation_kinds = NeRVRun.annotation_kinds
 
     def __init__(self, n_components=2, *, tradeoff=0.5, n_neighbors=20, metric="euclidean",
-                 optimizer="lbfgs", n_iter=300, anneal_iter=100, init="pca", random_state=None,
+                 optimizer="lbfgs", max_iter=300, anneal_iter=100, init="pca", random_state=None,
                  verbose=False):
         self.n_components = n_components
         self.tradeoff = tradeoff
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.optimizer = optimizer
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.anneal_iter = anneal_iter
         self.init = init
         self.random_state = random_state
@@ -847,7 +847,7 @@ class SNeRV(_NeRVEstimator):
         ``LearningMetric(random_state=random_state)``, which chooses its
         number of Gaussians and width by 3-fold validation likelihood.
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
-    n_iter : int, default=300
+    max_iter : int, default=300
     anneal_iter : int, default=100
         Widening iterations, as in ``NeRV``.
     init : {"pca", "random"} or ndarray, default="pca"
@@ -881,7 +881,7 @@ class SNeRV(_NeRVEstimator):
     >>> y_partial = y.copy()
     >>> y_partial[1::2] = -1                  # half of the points unlabelled
     >>> model = SNeRV(learning_metric=LearningMetric(n_components=6, sigma=0.5),
-    ...               n_iter=20, random_state=0).fit(X, y_partial)
+    ...               max_iter=20, random_state=0).fit(X, y_partial)
     >>> model.embedding_.shape
     (150, 2)
     """
@@ -889,14 +889,14 @@ class SNeRV(_NeRVEstimator):
     annotation_kinds = SNeRVRun.annotation_kinds
 
     def __init__(self, n_components=2, *, tradeoff=0.1, n_neighbors="auto",
-                 learning_metric=None, optimizer="lbfgs", n_iter=300, anneal_iter=100,
+                 learning_metric=None, optimizer="lbfgs", max_iter=300, anneal_iter=100,
                  init="pca", random_state=None, verbose=False):
         self.n_components = n_components
         self.tradeoff = tradeoff
         self.n_neighbors = n_neighbors
         self.learning_metric = learning_metric
         self.optimizer = optimizer
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.anneal_iter = anneal_iter
         self.init = init
         self.random_state = random_state

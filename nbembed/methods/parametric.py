@@ -40,9 +40,9 @@ from ._base import EmbeddingEstimator, enable_verbose_logging
 
 logger = logging.getLogger("nbembed")
 
-ETA_R = LiveParameter("eta_r", 1e-6, math.inf, (0.01, 1.0), 0.01,
+ETA_R = LiveParameter("eta_r", 0.0, math.inf, (0.01, 1.0), 0.01,
                       "Pull of every object toward the origin (keeps each object's problem "
-                      "strictly convex)", label="η_r")
+                      "strictly convex)", label="η_r", low_open=True)
 ETA_PHI = LiveParameter("eta_phi", 0.0, math.inf, (0.0, 200.0), 1.0,
                         "Pull of the class positions toward the origin", label="η_φ")
 
@@ -461,10 +461,9 @@ class ParametricEmbedding(EmbeddingEstimator):
     def _check_params(self):
         return dict(
             n_components=check_number(self.n_components, "n_components", low=1, integer=True),
-            eta_r=check_number(self.eta_r, "eta_r", low=0, low_open=True),
+            eta_r=ETA_R.validate(self.eta_r),
             eta_phi=(check_option(self.eta_phi, "eta_phi", ("auto",))
-                     if isinstance(self.eta_phi, str)
-                     else check_number(self.eta_phi, "eta_phi", low=0)),
+                     if isinstance(self.eta_phi, str) else ETA_PHI.validate(self.eta_phi)),
             tol=check_number(self.tol, "tol", low=0, low_open=True),
             max_iter=check_number(self.max_iter, "max_iter", low=0, integer=True),
         )

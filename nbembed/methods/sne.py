@@ -15,7 +15,8 @@ from .._validation import check_option
 from ..affinity import conditional_probabilities
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..optim import EmbeddingRun
-from ._base import EmbeddingEstimator, check_common_params, initial_embedding, validate_input
+from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
+    initial_embedding, validate_input
 
 
 class SNERun(EmbeddingRun):
@@ -57,7 +58,7 @@ class SNE(EmbeddingEstimator):
     ----------
     n_components : int, default=2
     perplexity : float, default=30.0
-    n_iter : int, default=1000
+    max_iter : int, default=1000
     early_exaggeration : float, default=4.0
     early_exaggeration_iter : int, default=100
     learning_rate : float or "auto", default="auto"
@@ -67,6 +68,8 @@ class SNE(EmbeddingEstimator):
     affinity : {"auto", "exact", "knn"}, default="auto"
     metric : str, default="euclidean"
     random_state : int, RandomState or None
+    verbose : bool, default=False
+        Log the cost through the ``nbembed`` logger.
 
     Attributes
     ----------
@@ -82,12 +85,12 @@ class SNE(EmbeddingEstimator):
     G. Hinton, S. Roweis. Stochastic neighbor embedding. NIPS 2002.
     """
 
-    def __init__(self, n_components=2, *, perplexity=30.0, n_iter=1000, early_exaggeration=4.0,
+    def __init__(self, n_components=2, *, perplexity=30.0, max_iter=1000, early_exaggeration=4.0,
                  early_exaggeration_iter=100, learning_rate="auto", init="pca",
-                 affinity="auto", metric="euclidean", random_state=None):
+                 affinity="auto", metric="euclidean", random_state=None, verbose=False):
         self.n_components = n_components
         self.perplexity = perplexity
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.early_exaggeration = early_exaggeration
         self.early_exaggeration_iter = early_exaggeration_iter
         self.learning_rate = learning_rate
@@ -95,12 +98,15 @@ class SNE(EmbeddingEstimator):
         self.affinity = affinity
         self.metric = metric
         self.random_state = random_state
+        self.verbose = verbose
 
     def prepare(self, X, y=None, annotations=None, init=None):
         """Build the conditional P and the start; return a resumable :class:`SNERun`."""
         X = validate_input(X, min_samples=4, metric=self.metric)
         n_components, schedule = check_common_params(self, lambda exaggeration: 0.25)
         check_option(self.affinity, "affinity", AFFINITY_METHODS)
+        if self.verbose:
+            enable_verbose_logging()
         P, _ = conditional_probabilities(X, self.perplexity, method=self.affinity,
                                          metric=self.metric)
         start = initial_embedding(X, self.init if init is None else init, n_components,

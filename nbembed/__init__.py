@@ -1,16 +1,17 @@
 """nbembed: semi-supervised non-linear embedding for JupyterLab.
 
 Estimators follow the scikit-learn API and expose a resumable run protocol
-(``prepare`` / ``step`` / ``set_params``) for interactive use.
+(``prepare`` / ``step`` / ``set_params``) for interactive use. The estimators
+exported here are those of :data:`nbembed.methods.registry.REGISTRY`.
 """
 
 from .annotations import Annotations
-from .affinity import LearningMetric
-from .methods import (DNE, HSSNE, LFDA, LPP, MFA, PCA, SELF, SNE, SSDNE, SSLFDA, SSMFA, Mbed,
-                      NeRV, ParametricEmbedding, SNeRV, SpectralSSDR)
+from .methods.registry import REGISTRY
 from .optim import EarlyStopping, ProgressBar, Snapshots
 
 __version__ = "0.1.0.dev0"
+
+globals().update({spec.class_name: spec.cls for spec in REGISTRY})
 
 
 def __getattr__(name):
@@ -21,7 +22,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'nbembed' has no attribute {name!r}")
 
 
-__all__ = ["Explorer", "HSSNE", "SNE", "Mbed", "NeRV", "SNeRV", "LearningMetric",
-           "ParametricEmbedding", "SpectralSSDR", "SSLFDA", "SSDNE", "SSMFA", "LPP", "LFDA",
-           "DNE", "MFA", "SELF", "PCA", "Annotations",
+__all__ = ["Explorer", *(spec.class_name for spec in REGISTRY), "Annotations",
            "ProgressBar", "Snapshots", "EarlyStopping", "__version__"]

@@ -14,9 +14,9 @@ plot beside it. Labels colour the plot; with ``--use-labels`` the method also
 learns from them (semi-supervised; empty or -1 means unlabelled). Mistakes in
 the input are reported in one line, with exit status 2.
 
-A method is one entry of :data:`METHODS`: the name of an estimator class in
-:mod:`nbembed` and the command-line options it takes from :data:`OPTIONS`;
-``-p NAME=VALUE`` passes any other constructor parameter.
+The methods are those of :data:`nbembed.methods.registry.REGISTRY`; each entry
+names the command-line options (keys of :data:`OPTIONS`) its estimator takes,
+and ``-p NAME=VALUE`` passes any other constructor parameter.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from importlib import resources
 import numpy as np
 
 from ._validation import check_labels
+from .methods.registry import REGISTRY
 
 
 class CLIError(Exception):
@@ -51,12 +52,12 @@ class Option:
     help: str
 
 
-#: Options methods may take, by estimator parameter name (``n_iter`` is ``--n-iter``).
+#: Options methods may take, by estimator parameter name (``max_iter`` is ``--max-iter``).
 OPTIONS = {
     "alpha": Option(float, "tail heaviness: 0 Gaussian, 1 t-SNE, larger = heavier tails"),
     "perplexity": Option(float, "effective number of neighbours"),
     "rho": Option(float, "weight of the must-links made from --use-labels, in [0, 1]"),
-    "n_iter": Option(int, "number of iterations"),
+    "max_iter": Option(int, "iteration budget of the fit"),
     "n_components": Option(int, "dimension of the embedding (the HTML plot needs 2)"),
     "n_classes": Option(int, "number of classes K"),
     "tradeoff": Option(float, "1 favours recall (no input neighbour missed), 0 precision"),
@@ -65,54 +66,9 @@ OPTIONS = {
 }
 
 
-@dataclass(frozen=True)
-class Method:
-    """A method the command line can run.
-
-    Attributes
-    ----------
-    class_name : str
-        The estimator class, an attribute of :mod:`nbembed`; a method whose
-        class does not exist is not offered.
-    options : tuple of str
-        Keys of :data:`OPTIONS` it accepts.
-    labels : {"optional", "required", "unused"}
-        Whether ``fit`` receives the labels: only with ``--use-labels``,
-        always, or never.
-    summary : str
-        One line for ``--help``.
-    """
-
-    class_name: str
-    options: tuple = ()
-    labels: str = "optional"
-    summary: str = ""
-
-    @property
-    def estimator_class(self):
-        import nbembed
-
-        return getattr(nbembed, self.class_name, None)
-
-
-#: The methods by command-line name; adding a method is adding one line. A
-#: method is offered once its class is exported by :mod:`nbembed`.
-METHODS = {
-    "hssne": Method("HSSNE", ("alpha", "perplexity", "rho", "n_iter", "n_components"),
-                    summary="heavy-tailed symmetric SNE; alpha 1 is t-SNE, 0 symmetric SNE"),
-    "sne": Method("SNE", ("perplexity", "n_iter", "n_components"), labels="unused",
-                  summary="stochastic neighbour embedding (Gaussian kernels)"),
-    "mbed": Method("Mbed", ("n_classes", "n_components"),
-                   summary="large-margin embedding with K class boundaries"),
-    "nerv": Method("NeRV", ("tradeoff", "n_neighbors", "n_iter", "n_components"),
-                   labels="unused", summary="neighbour retrieval, precision-recall tradeoff"),
-    "snerv": Method("SNeRV", ("tradeoff", "n_iter", "n_components"), labels="required",
-                    summary="NeRV on a supervised learning metric"),
-    "pe": Method("ParametricEmbedding", ("n_components",), labels="unused",
-                 summary="Parametric Embedding; INPUT holds class posteriors (rows sum to 1)"),
-    "spectral": Method("SpectralSSDR", ("gamma", "n_neighbors", "n_components"),
-                       summary="semi-supervised spectral framework (a linear map)"),
-}
+#: The methods by command-line name: the entries of
+#: :data:`nbembed.methods.registry.REGISTRY` that offer command-line options.
+METHODS = {spec.name: spec for spec in REGISTRY if spec.cli_options is not None}
 
 #: File name of the notebook ``nbembed demo`` writes.
 DEMO_NOTEBOOK = "nbembed-quickstart.ipynb"
@@ -424,12 +380,12 @@ def _embed(args):
 
 
 def _estimator(name, method, args):
-    cls = method.estimator_class
+    cls = method.cls
     params = {key: getattr(args, key, None) for key in OPTIONS}
     params = {key: value for key, value in params.items() if value is not None}
-    extra = [key for key in params if key not in method.options]
+    extra = [key for key in params if key not in method.cli_options]
     if extra:
-        accepted = ", ".join(f"--{o.replace('_', '-')}" for o in method.options) or "none"
+        accepted = ", ".join(f"--{o.replace('_', '-')}" for o in method.cli_options) or "none"
         raise CLIError(f"--{extra[0].replace('_', '-')} does not apply to --method {name} "
                        f"(its options: {accepted}; others with -p NAME=VALUE)")
     params.update(_parse_param(text) for text in args.param)
@@ -514,8 +470,8 @@ def _demo(args):
 # --------------------------------------------------------------------------- parser
 
 def available_methods():
-    """Names in :data:`METHODS` whose estimator class exists."""
-    return [name for name, method in METHODS.items() if method.estimator_class is not None]
+    """The ``--method`` choices: the names in :data:`METHODS`."""
+    return list(METHODS)
 
 
 def build_parser():
@@ -537,7 +493,7 @@ def build_parser():
                        help="CSV with a header row, .npy array, or .npz with X (and y)")
     methods = available_methods()
     embed.add_argument("--method", default="hssne", choices=methods, metavar="METHOD",
-                       help="; ".join(f"{name}: {METHODS[name].summary}" for name in methods)
+                       help="; ".join(f"{name}: {METHODS[name].description}" for name in methods)
                        + " (default: hssne)")
     source = embed.add_argument_group("labels and columns")
     which = source.add_mutually_exclusive_group()
@@ -554,7 +510,7 @@ def build_parser():
 
     options = embed.add_argument_group("method options (omitted: the method's default)")
     for key, option in OPTIONS.items():
-        users = ", ".join(n for n in methods if key in METHODS[n].options)
+        users = ", ".join(n for n in methods if key in METHODS[n].cli_options)
         if not users:
             continue
         options.add_argument(f"--{key.replace('_', '-')}", dest=key, type=option.type,

@@ -13,6 +13,7 @@ import pytest
 from sklearn.datasets import load_iris
 
 import nbembed
+from nbembed.methods.registry import REGISTRY, MethodSpec
 from nbembed import cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def read_csv(path):
 def test_embed_csv_with_a_label_column(iris_csv, tmp_path, capsys):
     path, X, y = iris_csv
     out = tmp_path / "emb.csv"
-    code = cli.main(["embed", str(path), "--labels", "species", "--n-iter", "300", "-o", str(out)])
+    code = cli.main(["embed", str(path), "--labels", "species", "--max-iter", "300", "-o", str(out)])
     assert code == 0
     header, rows = read_csv(out)
     assert header == ["y1", "y2", "species"]
@@ -50,7 +51,7 @@ def test_embed_csv_with_a_label_column(iris_csv, tmp_path, capsys):
     assert np.all(np.isfinite(Y)) and Y.std(axis=0).min() > 0
 
     # the embedding used the four numeric columns: the same fit in Python agrees
-    expected = nbembed.HSSNE(n_iter=300, random_state=0).fit_transform(X)
+    expected = nbembed.HSSNE(max_iter=300, random_state=0).fit_transform(X)
     np.testing.assert_allclose(Y, expected, rtol=1e-6, atol=1e-6)
 
     from test_plotting import html_points
@@ -68,7 +69,7 @@ def test_embed_as_a_subprocess_writes_npy_and_html(iris_csv, tmp_path):
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     result = subprocess.run(
         [sys.executable, "-m", "nbembed.cli", "embed", str(path), "--labels", "species",
-         "--method", "sne", "--n-iter", "60", "-o", "out.npy", "--html", "plot/p.html", "-q"],
+         "--method", "sne", "--max-iter", "60", "-o", "out.npy", "--html", "plot/p.html", "-q"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""  # --quiet
@@ -82,7 +83,7 @@ def test_embed_npz_and_label_files(tmp_path):
     y = np.repeat([0, 1], 20)
     y[::4] = -1
     np.savez(tmp_path / "d.npz", X=X, y=y)
-    assert cli.main(["embed", str(tmp_path / "d.npz"), "--perplexity", "5", "--n-iter", "100",
+    assert cli.main(["embed", str(tmp_path / "d.npz"), "--perplexity", "5", "--max-iter", "100",
                      "-o", str(tmp_path / "d.csv"), "--no-html", "-q"]) == 0
     header, rows = read_csv(tmp_path / "d.csv")
     assert header == ["y1", "y2", "y"] and [int(r[2]) for r in rows] == y.tolist()
@@ -91,7 +92,7 @@ def test_embed_npz_and_label_files(tmp_path):
     names = ["", "b", "a"] * 13 + ["a"]
     (tmp_path / "labels.txt").write_text("\n".join(["kind"] + names) + "\n")
     assert cli.main(["embed", str(tmp_path / "d.npz"), "--label-file", str(tmp_path / "labels.txt"),
-                     "--perplexity", "5", "--n-iter", "50", "-o", str(tmp_path / "e.csv"),
+                     "--perplexity", "5", "--max-iter", "50", "-o", str(tmp_path / "e.csv"),
                      "--no-html", "-q"]) == 0
     header, rows = read_csv(tmp_path / "e.csv")
     assert header == ["y1", "y2", "kind"] and [r[2] for r in rows] == names
@@ -102,9 +103,9 @@ class Recorder:
 
     calls = []
 
-    def __init__(self, alpha=1.0, perplexity=30.0, n_iter=10, early_exaggeration=12.0,
+    def __init__(self, alpha=1.0, perplexity=30.0, max_iter=10, early_exaggeration=12.0,
                  random_state=None):
-        self.params = dict(alpha=alpha, perplexity=perplexity, n_iter=n_iter,
+        self.params = dict(alpha=alpha, perplexity=perplexity, max_iter=max_iter,
                            early_exaggeration=early_exaggeration, random_state=random_state)
 
     def fit(self, X, y=None, callbacks=None):
@@ -116,8 +117,9 @@ class Recorder:
 @pytest.fixture
 def recorder(monkeypatch):
     Recorder.calls = []
-    monkeypatch.setattr(nbembed, "Recorder", Recorder, raising=False)
-    monkeypatch.setitem(cli.METHODS, "rec", cli.Method("Recorder", ("alpha", "perplexity")))
+    monkeypatch.setitem(cli.METHODS, "rec", MethodSpec("rec", Recorder, "neighbour embedding",
+                                                       "records its calls",
+                                                       cli_options=("alpha", "perplexity")))
     return Recorder
 
 
@@ -125,10 +127,10 @@ def test_options_labels_and_progress_reach_the_estimator(iris_csv, tmp_path, rec
     path, X, y = iris_csv
     out = str(tmp_path / "r.csv")
     base = ["embed", str(path), "--method", "rec", "--labels", "species", "-o", out, "--no-html"]
-    assert cli.main(base + ["--alpha", "1.5", "-p", "early_exaggeration=4", "-p", "n_iter=7",
+    assert cli.main(base + ["--alpha", "1.5", "-p", "early_exaggeration=4", "-p", "max_iter=7",
                             "--seed", "3", "--use-labels", "-q"]) == 0
     call = recorder.calls[-1]
-    assert (call["alpha"], call["early_exaggeration"], call["n_iter"]) == (1.5, 4, 7)
+    assert (call["alpha"], call["early_exaggeration"], call["max_iter"]) == (1.5, 4, 7)
     assert call["random_state"] == 3 and call["perplexity"] == 30.0  # untouched default
     np.testing.assert_array_equal(call["y"], y)  # species sorted = iris class numbers
     np.testing.assert_array_equal(call["X"], X)
@@ -140,20 +142,21 @@ def test_options_labels_and_progress_reach_the_estimator(iris_csv, tmp_path, rec
     assert isinstance(call["callbacks"], nbembed.ProgressBar)
 
 
-def test_registry_offers_only_methods_that_exist(monkeypatch):
-    assert {"hssne", "sne"} <= set(cli.available_methods())
-    monkeypatch.setitem(cli.METHODS, "ghost", cli.Method("NoSuchEstimator"))
-    assert "ghost" not in cli.available_methods()
+def test_method_choices_are_the_registry():
+    offered = [spec.name for spec in REGISTRY if spec.cli_options is not None]
+    assert cli.available_methods() == offered
+    assert {"hssne", "sne", "mbed", "nerv", "snerv", "pe", "spectral", "lpp", "pca"} <= \
+        set(offered)
     with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["embed", "x.csv", "--method", "ghost"])
+        cli.build_parser().parse_args(["embed", "x.csv", "--method", "learning-metric"])
 
 
 def test_registered_options_are_parameters_of_the_estimators():
     for name in cli.available_methods():
         method = cli.METHODS[name]
-        accepted = inspect.signature(method.estimator_class).parameters
-        assert set(method.options) <= set(accepted), name
-        assert set(method.options) <= set(cli.OPTIONS), name
+        accepted = inspect.signature(method.cls).parameters
+        assert set(method.cli_options) <= set(accepted), name
+        assert set(method.cli_options) <= set(cli.OPTIONS), name
         assert method.labels in ("optional", "required", "unused"), name
 
 
@@ -206,7 +209,7 @@ def test_bad_input_is_one_line_with_status_2(args, message, tmp_path, capsys, mo
     np.save(tmp_path / "data.npy", np.arange(10.0).reshape(5, 2))
     np.savez(tmp_path / "only_y.npz", y=np.arange(5))
     (tmp_path / "short.txt").write_text("1\n2\n")
-    assert cli.main(["embed"] + args + ["--n-iter", "5", "-q"]) == 2
+    assert cli.main(["embed"] + args + ["--max-iter", "5", "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nbembed embed: error: ") and err.count("\n") == 1
     assert "Traceback" not in err

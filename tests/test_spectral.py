@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import reference_spectral as ref
 from conftest import load_shared
 from nbembed import Annotations, HSSNE, _config
-from nbembed.methods.spectral import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, \
+from nbembed.methods.spectral import DNE, LFDA, LPP, PCA, SELF, SSDNE, SSLFDA, SSMFA, \
     SpectralSSDR
 from nbembed.spectral import costs, graphs
 
@@ -258,20 +258,10 @@ def test_kernel_allows_more_components_than_features(blobs):
 
 
 # -- scikit-learn integration ------------------------------------------------------------------
-def _expected_failures(estimator):
-    if isinstance(estimator, SELF):
-        # make_pipeline names the step "self"; scikit-learn's metadata routing then calls
-        # Bunch(self=...), a TypeError inside scikit-learn for any estimator class named
-        # SELF. Pipelines with another step name work (test_self_in_a_named_pipeline).
-        return {"check_pipeline_consistency": "scikit-learn cannot route a step named 'self'"}
-    return {}
-
-
-@parametrize_with_checks([SSLFDA(n_neighbors=3), SSDNE(n_neighbors=3), SSMFA(n_neighbors=3),
-                          LPP(n_neighbors=3), LFDA(), DNE(n_neighbors=3), MFA(n_neighbors=3),
-                          SELF(), PCA(), SSLFDA(n_neighbors=3, kernel="rbf")],
-                         expected_failed_checks=_expected_failures)
-def test_sklearn_compatible(estimator, check):
+# Every estimator runs scikit-learn's checks in tests/test_sklearn_checks.py; here the
+# kernelized variant, which goes through another code path.
+@parametrize_with_checks([SSLFDA(n_neighbors=3, kernel="rbf")])
+def test_sklearn_compatible_with_a_kernel(estimator, check):
     check(estimator)
 
 
@@ -306,7 +296,7 @@ def test_as_init_starts_hssne(iris_data):
     assert init[:, 0].std() == pytest.approx(1e-4)
     np.testing.assert_allclose(init / init[0] * projector.embedding_[0, :2],
                                projector.embedding_[:, :2], rtol=1e-8)
-    model = HSSNE(perplexity=10.0, n_iter=30, early_exaggeration_iter=10, random_state=0)
+    model = HSSNE(perplexity=10.0, max_iter=30, early_exaggeration_iter=10, random_state=0)
     run = model.prepare(X, init=init)
     np.testing.assert_array_equal(run.embedding, init)
     model.fit(X, init=init)

@@ -272,6 +272,7 @@ def test_trait_validation(make_explorer):
     assert ex.params == {"alpha": 2.0, "lambda_": None}
     specs = {s["name"]: s for s in ex.param_specs}
     assert specs["alpha"] == {"name": "alpha", "label": "α", "low": 0.0, "high": None,
+                              "low_open": False, "high_open": True,
                               "min": 0.0, "max": 3.0, "step": 0.05,
                               "description": "Tail heaviness", "allows_auto": False}
     assert specs["lambda_"]["allows_auto"] is True
@@ -651,6 +652,154 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
         assert ex.iteration >= 80
     finally:
         assert ex.stop(timeout=60)
+
+
+def test_slider_specs_carry_open_and_closed_ends():
+    from nbembed.methods.mbed import LAMBDA
+
+    spec = explorer_module._param_spec(LAMBDA)
+    assert (spec["low"], spec["low_open"], spec["high"], spec["high_open"]) == \
+        (0.0, True, None, True)
+    assert spec["min"] > 0  # a slider never offers the excluded end
+    at_zero = LiveParameter("lambda_", 0.0, math.inf, (0.0, 2.0), 0.1, "", low_open=True)
+    assert explorer_module._param_spec(at_zero)["min"] == pytest.approx(0.1)
+    assert LAMBDA.interval == "(0, inf)" and ALPHA.interval == "[0, inf)"
+    with pytest.raises(ValueError, match=r"lambda_ must be in \(0, inf\), got 0.0"):
+        LAMBDA.validate(0.0)
+    assert LAMBDA.validate(None) is None
+
+
+OPEN_LAMBDA = LiveParameter("lambda_", 0.0, 1.0, (0.05, 1.0), 0.05, "Mixing", label="λ",
+                            allows_auto=True, low_open=True)
+
+
+class OpenLambdaRun(FakeRun):
+    live_parameters = {"alpha": ALPHA, "lambda_": OPEN_LAMBDA}
+
+
+class OpenLambdaMethod(FakeMethod):
+    """Its prepare waits for ``release``, so the browser can talk to a widget with no run."""
+
+    live_parameters = OpenLambdaRun.live_parameters
+
+    def __init__(self, **run_kwargs):
+        super().__init__(**run_kwargs)
+        self.release = threading.Event()
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        assert self.release.wait(30)
+        self.prepared.append(annotations.to_json())
+        return OpenLambdaRun(len(X), **self.run_kwargs)
+
+
+class UndeclaredMethod(OpenLambdaMethod):
+    live_parameters = None  # declares nothing; its run would
+
+
+@pytest.mark.parametrize("started", [False, True], ids=["before the run", "with the run"])
+def test_browser_slider_values_the_run_would_refuse_never_reach_it(make_explorer, started):
+    method = OpenLambdaMethod()
+    ex = make_explorer(method=method)
+    if started:
+        method.release.set()
+        wait_for(lambda: ex.run is not None and ex.param_specs)
+        wait_for(lambda: ex.params == {"alpha": 1.0, "lambda_": 0.5})
+    else:
+        assert ex.run is None and ex._adopted is None
+    before = dict(ex.params)
+    for bad in ({"lambda_": 0.0}, {"lambda_": -0.5}, {"alpha": math.nan}, {"alpha": math.inf},
+                {"beta": 1.0}, {"alpha": "fast"}, {"alpha": None}):
+        ex.notice = ""
+        ex._handle_msg(update_msg({"params": {**ex.params, **bad}}))
+        assert ex.params == before, bad
+        assert "Ignored an update of 'params'" in ex.notice, bad
+    ex._handle_msg(update_msg({"params": {**ex.params, "lambda_": 0.25}}))
+    assert ex.params["lambda_"] == 0.25
+    method.release.set()
+    wait_for(lambda: ex.run is not None and ex.run.lambda_ == 0.25)
+    rejected = [c for c in ex.run.param_calls if c.get("lambda_") in (0.0, -0.5)
+                or "beta" in c or c.get("alpha") != c.get("alpha")]
+    assert not rejected
+
+
+def test_a_method_without_declared_live_parameters_refuses_values_before_its_run(make_explorer):
+    method = UndeclaredMethod()
+    ex = make_explorer(method=method)
+    ex._handle_msg(update_msg({"params": {"alpha": 2.0}}))
+    assert ex.params == {} and "declares no live parameters" in ex.notice
+    method.release.set()
+    wait_for(lambda: ex.param_specs)
+    ex._handle_msg(update_msg({"params": {"alpha": 2.0}}))  # its run declares alpha
+    assert ex.params["alpha"] == 2.0
+
+
+def test_real_mbed_lambda_zero_is_refused_in_the_widget(bundle):
+    from nbembed import Mbed
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 3)), rng.normal(3, 1, (20, 3))])
+    ex = Explorer(X, method=Mbed(n_anneal=3, n_iter_init=2, max_iter=30, random_state=0),
+                  autostart=False)
+    try:
+        # Refused by the estimator's declaration or, once prepared, by the run.
+        ex._handle_msg(update_msg({"params": {"lambda_": 0.0}}))
+        assert ex.params.get("lambda_") != 0.0 and "lambda_ must be in (0, inf)" in ex.notice
+        ex._handle_msg(update_msg({"params": {"lambda_": 1.5}}))
+        assert ex.params == {"lambda_": 1.5}
+    finally:
+        assert ex.stop(timeout=60)
+
+
+class HeldScheduleRun(FakeRun):
+    """Counts its schedule apart from its iterations, as Mbed does while lambda is held."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(n, **kwargs)
+        self.held = 0
+
+    @property
+    def remaining(self):
+        return max(0, self.n_iter - (self.iteration - self.held))
+
+    @property
+    def done(self):
+        return self.remaining == 0
+
+
+def test_worker_sizes_steps_by_what_the_run_says_remains():
+    from nbembed.widget.worker import RunWorker
+
+    run = HeldScheduleRun(10, n_iter=200, seconds_per_iteration=1e-4)
+    run.iteration = run.held = 150  # 150 iterations under a held parameter, none scheduled
+    done = threading.Event()
+    worker = RunWorker(lambda: run, on_step=lambda r, force: None,
+                       on_status=lambda status, error: status == "done" and done.set(),
+                       on_warning=lambda message: None, step_seconds=0.01)
+    worker.start()
+    try:
+        assert done.wait(30)
+    finally:
+        assert worker.stop(timeout=10)
+    assert run.iteration - run.held == 200 and run.remaining == 0
+    sizes = [asked for asked, _ in run.step_calls]
+    assert sum(sizes) == 200 and max(sizes) > 1
+    assert len(sizes) < 100  # not one iteration per call once iteration > n_iter
+
+
+def test_mbed_run_counts_its_schedule_apart_from_held_iterations():
+    from nbembed import Mbed
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (15, 3)), rng.normal(3, 1, (15, 3))])
+    run = Mbed(n_anneal=3, n_iter_init=2, max_iter=12, random_state=0).prepare(X)
+    run.step(4)
+    assert run.remaining == 8
+    run.set_params(lambda_=1.0)
+    run.step(20)
+    assert run.iteration == 24 and run.remaining == 8 and not run.done
+    run.set_params(lambda_=None)
+    run.run()
+    assert run.done and run.remaining == 0 and run.iteration == 32
 
 
 # --------------------------------------------------------------------------- pieces

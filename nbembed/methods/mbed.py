@@ -543,9 +543,14 @@ class MbedRun(Run):
         return self._Yt.shape[1]
 
     @property
+    def remaining(self):
+        """Iterations left in the schedule; those with a held lambda do not count."""
+        return max(0, self.n_iter - self.schedule_position)
+
+    @property
     def done(self):
         """True once the schedule (``n_iter`` iterations) is complete."""
-        return self.schedule_position >= self.n_iter
+        return self.remaining == 0
 
     @property
     def membership(self):
@@ -584,7 +589,7 @@ class MbedRun(Run):
 
     def run(self, callbacks=None):
         """Run the rest of the schedule (what ``fit`` does)."""
-        return self.step(max(0, self.n_iter - self.schedule_position), callbacks)
+        return self.step(self.remaining, callbacks)
 
     def set_params(self, **params):
         """Hold lambda at a value, or give it back to the schedule with None.

@@ -30,6 +30,38 @@ from .callbacks import as_list
 ANNOTATION_KINDS = ("labels", "soft_labels", "must_link", "cannot_link")
 
 
+def check_live_params(live_parameters, params, owner):
+    """Validate live parameter values against their declarations.
+
+    Parameters
+    ----------
+    live_parameters : dict
+        Name -> :class:`~nbembed.optim.LiveParameter`.
+    params : dict
+        Name -> proposed value.
+    owner : str
+        The run or method, for the error message.
+
+    Returns
+    -------
+    dict
+        Name -> validated value.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an unknown name, or a value outside its interval (NaN included).
+    """
+    checked = {}
+    for name, value in params.items():
+        if name not in live_parameters:
+            live = ", ".join(live_parameters) or "none"
+            raise ValueError(f"{name!r} is not a live parameter of {owner}; live "
+                             f"parameters: {live}.")
+        checked[name] = live_parameters[name].validate(value)
+    return checked
+
+
 class Run:
     """Base class of resumable runs (the protocol; see the module docstring).
 
@@ -62,6 +94,16 @@ class Run:
     @property
     def n_samples(self):
         return self.embedding.shape[0]
+
+    @property
+    def remaining(self):
+        """Iterations left in the default schedule: what :meth:`run` would do.
+
+        Runs whose schedule does not advance with every iteration (Mbed's,
+        while λ is held) count them their own way here; callers that step a
+        run in pieces, such as the Explorer's worker, size the pieces by it.
+        """
+        return max(0, self.n_iter - self.iteration)
 
     @property
     def done(self):
@@ -129,18 +171,11 @@ class Run:
         ValueError, TypeError
             For an unknown name or a value outside its range.
         """
-        checked = {}
-        for name, value in params.items():
-            if name not in self.live_parameters:
-                live = ", ".join(self.live_parameters) or "none"
-                raise ValueError(f"{name!r} is not a live parameter of {self.name}; live "
-                                 f"parameters: {live}.")
-            checked[name] = self.live_parameters[name].validate(value)
-        return checked
+        return check_live_params(self.live_parameters, params, self.name)
 
     def run(self, callbacks=None):
         """Run the rest of the default schedule (what ``fit`` does)."""
-        return self.step(max(0, self.n_iter - self.iteration), callbacks)
+        return self.step(self.remaining, callbacks)
 
     def set_params(self, **params):  # pragma: no cover - abstract
         """Change live parameters and continue from the current embedding."""

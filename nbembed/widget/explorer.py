@@ -23,6 +23,8 @@ import traitlets
 
 from .._validation import check_labels, check_option
 from ..annotations import Annotations
+from ..methods.registry import default_method
+from ..optim.protocol import check_live_params
 from . import annotating, messages, palette
 from .precomputed import Precomputed
 from .traits import FLOAT32, UINT8, UINT16, UINT32, binary_trait, decode, encode
@@ -82,9 +84,23 @@ def _last_cost(history):
 
 
 def _param_spec(p):
+    """A live parameter as the browser's slider needs it (JSON: no infinities).
+
+    ``low``/``high`` are the accepted interval (None: unbounded), with
+    ``low_open``/``high_open`` saying whether the end itself is excluded;
+    ``min``/``max`` the slider's range, kept inside the interval.
+    """
     finite = (lambda v: float(v) if math.isfinite(v) else None)
-    return {"name": p.name, "label": p.display_name, "low": finite(p.low), "high": finite(p.high),
-            "min": float(p.slider[0]), "max": float(p.slider[1]), "step": float(p.step),
+    low, high = finite(p.low), finite(p.high)
+    slider_min, slider_max = float(p.slider[0]), float(p.slider[1])
+    if low is not None and (slider_min < low or (p.low_open and slider_min == low)):
+        slider_min = low + float(p.step) if p.low_open else low
+    if high is not None and (slider_max > high or (p.high_open and slider_max == high)):
+        slider_max = high - float(p.step) if p.high_open else high
+    return {"name": p.name, "label": p.display_name, "low": low, "high": high,
+            "low_open": bool(p.low_open or low is None),
+            "high_open": bool(p.high_open or high is None),
+            "min": slider_min, "max": max(slider_min, slider_max), "step": float(p.step),
             "description": p.description, "allows_auto": bool(p.allows_auto)}
 
 
@@ -201,8 +217,7 @@ class Explorer(anywidget.AnyWidget):
                  *, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS):
         _require_bundle(type(self))
         if method is None:
-            from ..methods import HSSNE
-            method = HSSNE(alpha=1.0)
+            method = default_method()
         elif isinstance(method, str):
             check_option(method, "method", ("precomputed",))
             method = Precomputed()
@@ -223,6 +238,7 @@ class Explorer(anywidget.AnyWidget):
         self._ann_seen = len(self.annotations)
         self._pending = None
         self._live = {}
+        self._live_source = None
         self._has_membership = False
         self._adopted = None
         self._params_from_run = False
@@ -554,6 +570,8 @@ class Explorer(anywidget.AnyWidget):
         self._embedding = Y
         if run is not self._adopted:
             self._adopt(run, Y)
+        elif run.live_parameters is not self._live_source:
+            self._show_controls(run)
         if len(self.annotations) != self._ann_seen:
             self.update_annotations()
         now = time.monotonic()
@@ -579,12 +597,11 @@ class Explorer(anywidget.AnyWidget):
 
     def _adopt(self, run, Y):
         """Build the controls for a new run."""
-        self._live = dict(run.live_parameters)
+        self._show_controls(run)
         self._has_membership = run.membership is not None
         options = ["label"] + (["predicted"] if self._has_membership else []) + \
             (["user"] if self._user_coloring is not None else [])
         with self._sync_lock, self.hold_sync():
-            self.param_specs = [_param_spec(p) for p in self._live.values()]
             self.annotation_kinds = list(run.annotation_kinds)
             self.method_name = str(getattr(run, "name", type(run).__name__))
             self.color_options = options
@@ -592,6 +609,14 @@ class Explorer(anywidget.AnyWidget):
                 self.color_by = "label"
             self.n_components = int(Y.shape[1])
             self._adopted = run
+
+    def _show_controls(self, run):
+        """Sliders for the live parameters the run declares now (a run may refine
+        a slider's range as it learns its scale, as Mbed does once r is known)."""
+        self._live_source = run.live_parameters
+        self._live = dict(run.live_parameters)
+        with self._sync_lock:
+            self.param_specs = [_param_spec(p) for p in self._live.values()]
 
     def _set_params_from_run(self, values):
         # JSON has no infinity or NaN: such values are shown as "auto".
@@ -695,21 +720,28 @@ class Explorer(anywidget.AnyWidget):
         value = proposal["value"]
         if not isinstance(value, dict):
             raise traitlets.TraitError(f"params must be a dict, got {type(value).__name__}.")
-        if self._params_from_run or not self._live:
+        if self._params_from_run:
             return dict(value)
-        merged = dict(self.params)
-        for name, v in value.items():
-            if name not in self._live:
-                raise traitlets.TraitError(
-                    f"{name!r} is not a live parameter of {self.method_name}; live parameters: "
-                    f"{', '.join(self._live) or 'none'}.")
-            try:
-                merged[name] = self._live[name].validate(v)
-            except (TypeError, ValueError) as err:
-                raise traitlets.TraitError(str(err)) from None
-            if merged[name] is not None and not math.isfinite(merged[name]):
-                raise traitlets.TraitError(f"{name} must be finite, got {v!r}.")
-        return merged
+        try:
+            checked = self._check_live(value)
+        except (TypeError, ValueError) as err:
+            raise traitlets.TraitError(str(err)) from None
+        for name, v in checked.items():
+            if v is not None and not math.isfinite(v):
+                raise traitlets.TraitError(f"{name} must be finite, got {value[name]!r}.")
+        return {**self.params, **checked}
+
+    def _check_live(self, params):
+        """Validate slider values as the run will: through the run once there is
+        one, before that through the live parameters the method declares."""
+        run = self._adopted
+        if run is not None:
+            return run.check_params(params)
+        declared = getattr(self._method, "live_parameters", None)
+        if declared is None:
+            raise ValueError(f"{type(self._method).__name__} declares no live parameters and "
+                             f"its run has not started yet.")
+        return check_live_params(declared, params, type(self._method).__name__)
 
     @traitlets.observe("params")
     def _params_changed(self, change):

@@ -301,9 +301,9 @@ class RunWorker:
             k = min(k, self._budget)
             self._budget -= k
         else:
-            n_iter = getattr(run, "n_iter", None)
-            if n_iter is not None:
-                k = max(1, min(k, n_iter - run.iteration))
+            # Sized by the run's own count: Mbed's schedule does not advance while
+            # lambda is held, so n_iter - iteration would undercount what is left.
+            k = max(1, min(k, run.remaining))
         start = time.perf_counter()
         before = run.iteration
         run.step(k, callbacks=self._changes_waiting)

@@ -59,6 +59,21 @@ export function createStatus(model, disposer, root) {
   return element;
 }
 
+/**
+ * Whether `value` lies in a parameter's accepted interval: `spec.low`/`spec.high`
+ * (null: unbounded), each end excluded when `spec.low_open`/`spec.high_open`.
+ */
+export function inBounds(spec, value) {
+  if (!Number.isFinite(value)) return false;
+  if (spec.low !== null && spec.low !== undefined) {
+    if (spec.low_open ? value <= spec.low : value < spec.low) return false;
+  }
+  if (spec.high !== null && spec.high !== undefined) {
+    if (spec.high_open ? value >= spec.high : value > spec.high) return false;
+  }
+  return true;
+}
+
 /** One slider per live parameter, rebuilt when the run changes. */
 export function createParameters(model, disposer) {
   const element = h("fieldset", { className: "nbembed-params" }, [h("legend", { text: "Parameters" })]);
@@ -67,8 +82,10 @@ export function createParameters(model, disposer) {
   let rows = {};
   let rowDisposers = [];
 
-  const send = (name, value) => {
-    model.set("params", { ...(model.get("params") ?? {}), [name]: value });
+  const send = (spec, value) => {
+    // Python checks again; this only spares a round trip for a value it would refuse.
+    if (value !== null && !inBounds(spec, value)) return;
+    model.set("params", { ...(model.get("params") ?? {}), [spec.name]: value });
     model.save_changes();
   };
 
@@ -109,7 +126,7 @@ export function createParameters(model, disposer) {
       const onInput = () => {
         label.textContent = formatValue(range.value);
       };
-      const onChange = () => send(spec.name, Number(range.value));
+      const onChange = () => send(spec, Number(range.value));
       range.addEventListener("input", onInput);
       range.addEventListener("change", onChange);
       rowDisposers.push(() => {
@@ -119,7 +136,7 @@ export function createParameters(model, disposer) {
       let auto = null;
       if (spec.allows_auto) {
         auto = h("input", { type: "checkbox", "data-param-auto": spec.name, title: "Let the method choose" });
-        const onAuto = () => send(spec.name, auto.checked ? null : Number(range.value));
+        const onAuto = () => send(spec, auto.checked ? null : Number(range.value));
         auto.addEventListener("change", onAuto);
         rowDisposers.push(() => auto.removeEventListener("change", onAuto));
         row.append(h("label", { className: "nbembed-row" }, [auto, "auto"]));

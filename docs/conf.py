@@ -76,9 +76,11 @@ nitpick_ignore_regex = [
 
 #: Top-level pages that index.md places by hand; every other top-level page
 #: is listed in the user guide.
-PLACED_PAGES = {"index", "installation", "quickstart", "api", "citations"}
+PLACED_PAGES = {"index", "installation", "quickstart", "api", "citations", "contributing"}
 PLACED_PREFIXES = ("benchmarks",)
 USER_GUIDE_MARKER = "<user-guide-pages>"
+#: Replaced in api.md by the table of registered methods.
+METHODS_MARKER = "<methods-table>"
 
 
 def _write_if_changed(path, content):
@@ -116,6 +118,29 @@ def user_guide_pages():
 def fill_user_guide(app, docname, source):
     if docname == "index":
         source[0] = source[0].replace(USER_GUIDE_MARKER, "\n".join(user_guide_pages()))
+    elif docname == "api":
+        source[0] = source[0].replace(METHODS_MARKER, methods_table())
+
+
+def methods_table():
+    """The methods of nbembed.methods.registry.REGISTRY as a MyST table, by kind."""
+    from nbembed.methods.registry import KINDS, REGISTRY
+
+    lines = []
+    for kind, about in KINDS.items():
+        specs = [spec for spec in REGISTRY if spec.kind == kind]
+        if not specs:
+            continue
+        lines += [f"**{kind.capitalize()}.** {about}", "",
+                  "| Estimator | CLI name | Labels | Live parameters | Description |",
+                  "|---|---|---|---|---|"]
+        for spec in specs:
+            live = ", ".join(f"`{name}` {p.interval}" for name, p in spec.live_parameters.items())
+            cli = f"`{spec.name}`" if spec.cli_options is not None else "–"
+            lines.append(f"| {{class}}`~nbembed.{spec.class_name}` | {cli} | {spec.labels} | "
+                         f"{live or '–'} | {spec.description} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def reread_index_when_pages_change(app, env, added, changed, removed):

@@ -84,7 +84,7 @@ class MethodSpec:
         return self.cls.__name__
 
     def check_instance(self):
-        """A new estimator with :attr:`check_params`, for scikit-learn's checks."""
+        """A new estimator with ``check_params``, for scikit-learn's checks."""
         return self.cls(**self.check_params)
 
     @property

@@ -63,8 +63,8 @@ class LBFGS:
             alphas.append(a)
             q -= a * y
         if self.pairs:
-            s, y, rho = self.pairs[-1]
-            q *= 1.0 / (rho * dot(y, y))
+            s, y, _ = self.pairs[-1]
+            q *= dot(s, y) / dot(y, y)
         for (s, y, rho), a in zip(self.pairs, reversed(alphas)):
             b = rho * dot(y, q)
             q += (a - b) * s

@@ -12,7 +12,7 @@ import reference_mbed as refm
 from conftest import load_shared
 from nbembed import Annotations
 from nbembed._kernels import mbed as kernels
-from nbembed.methods.mbed import ConjugateGradient, Mbed, MbedRun, embedding_radius, \
+from nbembed.methods.mbed import Mbed, MbedRun, conjugate_gradients, embedding_radius, \
     iterations_per_step, lambda_schedule, margin_criterion
 
 
@@ -269,7 +269,7 @@ def test_conjugate_gradient_minimizes_a_quadratic(rng):
     A = A @ A.T + np.eye(6)
     b = rng.normal(size=6)
     x = np.zeros(6)
-    cg = ConjugateGradient(lambda z: (0.5 * z @ A @ z - b @ z, A @ z - b), x)
+    cg = conjugate_gradients(lambda z: (0.5 * z @ A @ z - b @ z, A @ z - b), x)
     for _ in range(40):
         cg.iterate()
     np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-6, atol=1e-8)
@@ -283,7 +283,7 @@ def test_conjugate_gradient_never_accepts_non_finite_values():
         return -z.sum(), -np.ones_like(z)
 
     x = np.zeros(2)
-    cg = ConjugateGradient(objective, x)
+    cg = conjugate_gradients(objective, x)
     values = []
     for _ in range(10):
         cg.iterate()

@@ -16,7 +16,7 @@ from nbembed._metrics_retrieval import retrieval_precision_recall, smoothed_prec
     smoothed_recall
 from nbembed.affinity import conditional_probabilities
 from nbembed.affinity.learning_metric import LearningMetric
-from nbembed.methods.nerv import NeRV, NeRVRun, SNeRV, auto_neighbors, wolfe_line_search
+from nbembed.methods.nerv import NeRV, NeRVRun, SNeRV, auto_neighbors
 from nbembed.methods.sne import SNERun
 from nbembed.metrics import knn_error
 
@@ -122,16 +122,6 @@ def test_precomputed_distances_give_the_same_objective(rng):
 
 
 # -- optimizer ------------------------------------------------------------------------------
-def test_wolfe_line_search_on_a_quadratic():
-    def phi(a):   # f(a) = (a - 3)^2, slope 2 (a - 3)
-        return (a - 3.0) ** 2, 2.0 * (a - 3.0)
-
-    for start in (1e-3, 1.0, 50.0):
-        alpha, f, _ = wolfe_line_search(phi, 9.0, -6.0, start, c2=0.1)
-        assert f <= 9.0 + 1e-4 * alpha * -6.0
-        assert abs(phi(alpha)[1]) <= 0.1 * 6.0
-
-
 @pytest.mark.parametrize("optimizer", ["lbfgs", "cg"])
 def test_every_step_lowers_the_cost(iris, optimizer):
     run = NeRV(tradeoff=0.3, optimizer=optimizer, random_state=0).prepare(iris[0])

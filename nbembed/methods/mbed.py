@@ -12,7 +12,10 @@ membership, or -KL(mbar || prior)) and, for labelled points, D = sum KL(T_i || M
 Algorithm 1 of the paper anneals lambda from 20 r to 0.2 r (r the radius of
 a crude SNE embedding) with conjugate-gradient steps in between, and returns
 the annealing step whose embedding separates its classes best (Fisher's
-criterion for K = 2, the Hotelling-Lawley trace for K > 2). See docs/mbed.md.
+criterion for K = 2, the Hotelling-Lawley trace for K > 2). The conjugate
+gradients are :class:`~nbembed.optim.descent.LineSearchDescent` with
+Polak-Ribiere+ directions and the constants of ``minimize.m`` (see
+``LINE_SEARCH``). See docs/mbed.md.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from . import hssne as hssne_method
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
+from ..optim.descent import LineSearchDescent
+from ..optim.directions import PolakRibiere
+from ..optim.line_search import WolfeSettings
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
 
 logger = logging.getLogger("nbembed")
@@ -276,157 +282,31 @@ def _check_soft_labels(T, n_samples, n_classes):
 
 # -- the optimizer ----------------------------------------------------------------------------
 
-def _dot(a, b):
-    """a . b without BLAS, whose threads may split long sums (results would
-    depend on their number) and keep spinning after it (slowing the Numba
-    kernels that follow)."""
-    return float(np.sum(a * b))
+#: The paper optimized with C. E. Rasmussen's ``minimize.m``: Polak-Ribiere+ conjugate
+#: gradients and a strong Wolfe line search with sufficient decrease 0.01, curvature
+#: 0.5, extrapolation at most 3x and at most 20 evaluations per search; the first
+#: step 1 / (1 + |g|^2), each later first guess the last step scaled by the ratio of
+#: the last two initial slopes (at most 100).
+LINE_SEARCH = WolfeSettings(c1=0.01, c2=0.5, max_evaluations=20, growth=3.0)
 
 
-def _cubic_minimizer(a0, f0, d0, a1, f1, d1):
-    """Minimizer of the cubic through (a0, f0) and (a1, f1) with slopes d0, d1,
-    or NaN where it has none."""
-    with np.errstate(all="ignore"):
-        e = d0 + d1 - 3.0 * (f1 - f0) / (a1 - a0)
-        disc = e * e - d0 * d1
-        if not disc >= 0:
-            return math.nan
-        root = math.copysign(math.sqrt(disc), a1 - a0)
-        denom = d1 - d0 + 2.0 * root
-        if denom == 0:
-            return math.nan
-        return a1 - (a1 - a0) * (d1 + root - e) / denom
-
-
-class ConjugateGradient:
-    """Resumable nonlinear conjugate gradients with a Wolfe line search.
-
-    Polak-Ribiere directions with the "+" restart (beta < 0 becomes 0) and
-    a line search for the strong Wolfe conditions by cubic extrapolation and
-    interpolation (Nocedal & Wright, Algorithms 3.5, 3.6 and 5.4), with the
-    constants of C. E. Rasmussen's ``minimize.m``, which the paper used:
-    sufficient decrease 0.01, curvature 0.5, extrapolation at most 3x, at most
-    20 evaluations per line search, the first step 1 / (1 + ‖g‖²) and each
-    later first guess scaled by the ratio of the last two slopes (at most 100).
-    One :meth:`iterate` is one line search.
+def conjugate_gradients(objective, x):
+    """The optimizer of Algorithm 1's steps: ``minimize.m``'s settings on ``objective``.
 
     Parameters
     ----------
     objective : callable
-        ``objective(x) -> (f, g)`` for a flat float64 array x.
+        ``objective(x) -> (f, g)`` for a flat float64 array.
     x : ndarray
         Updated in place (a view of the run's embedding).
+
+    Returns
+    -------
+    LineSearchDescent
     """
-
-    SUFFICIENT_DECREASE = 0.01
-    CURVATURE = 0.5
-    EXTRAPOLATION = 3.0
-    MIN_BRACKET_STEP = 0.1
-    MAX_EVALUATIONS = 20
-    MAX_STEP_RATIO = 100.0
-
-    def __init__(self, objective, x):
-        self.objective = objective
-        self.x = x
-        self.evaluations = 0
-        self.f = None
-        self.g = None
-        self.reset()
-
-    def reset(self):
-        """Forget the direction and the cached value (the objective changed)."""
-        self.f = None
-        self.g = None
-        self.direction = None
-        self.step_size = None
-        self.slope = None
-
-    def _evaluate(self, x):
-        self.evaluations += 1
-        f, g = self.objective(x)
-        return float(f), g
-
-    def ensure_evaluated(self):
-        """Evaluate f and g at x if needed; False if they are not finite."""
-        if self.f is None:
-            self.f, self.g = self._evaluate(self.x)
-        return math.isfinite(self.f) and bool(np.all(np.isfinite(self.g)))
-
-    def iterate(self):
-        """One line search along the conjugate direction; True if x moved."""
-        if not self.ensure_evaluated():
-            return False
-        g = self.g
-        if self.direction is None:
-            direction = -g
-            slope = -_dot(g, g)
-            step = 1.0 / (1.0 - slope)
-        else:
-            direction = self.direction
-            slope = _dot(g, direction)
-            if not slope < 0:
-                direction = -g
-                slope = -_dot(g, g)
-                step = 1.0 / (1.0 - slope)
-            else:
-                step = self.step_size * min(self.MAX_STEP_RATIO, self.slope / slope)
-        if slope == 0.0:
-            return False
-        found = self._line_search(direction, slope, step)
-        if found is None:
-            self.direction = None  # restart from steepest descent next time
-            return False
-        step, f, g_new = found
-        self.x += step * direction
-        beta = max(0.0, _dot(g_new, g_new - g) / _dot(g, g))
-        self.direction = beta * direction - g_new
-        self.step_size = step
-        self.slope = slope
-        self.f, self.g = f, g_new
-        return True
-
-    def _line_search(self, direction, slope0, step):
-        """(step, f, g) meeting the strong Wolfe conditions, or None."""
-        f0 = self.f
-        lo = (0.0, f0, slope0, None)
-        hi = None
-        previous = None
-        for _ in range(self.MAX_EVALUATIONS):
-            f, g = self._evaluate(self.x + step * direction)
-            slope = _dot(g, direction) if math.isfinite(f) else math.nan
-            if not (math.isfinite(f) and math.isfinite(slope)):
-                hi = (step, math.inf, math.nan, None)
-                step = lo[0] + 0.5 * (step - lo[0])
-                continue
-            trial = (step, f, slope, g)
-            if f > f0 + self.SUFFICIENT_DECREASE * step * slope0 or f >= lo[1] and lo[0] > 0:
-                hi = trial
-            elif abs(slope) <= -self.CURVATURE * slope0:
-                return step, f, g
-            else:
-                if hi is None and slope >= 0 or hi is not None and slope * (hi[0] - step) >= 0:
-                    hi = lo
-                previous, lo = lo, trial
-            step = self._next_step(lo, hi, previous)
-        if lo[0] > 0:
-            return lo[0], lo[1], lo[3]
-        return None
-
-    def _next_step(self, lo, hi, previous):
-        if hi is None:  # still going down: extrapolate
-            a = _cubic_minimizer(*previous[:3], *lo[:3]) if previous is not None else math.nan
-            far = lo[0] * self.EXTRAPOLATION
-            near = lo[0] + self.MIN_BRACKET_STEP * (lo[0] - (previous[0] if previous else 0.0))
-            if not (math.isfinite(a) and a > lo[0]) or a > far:
-                return far
-            return max(a, near)
-        width = hi[0] - lo[0]
-        a = _cubic_minimizer(*lo[:3], *hi[:3]) if math.isfinite(hi[1]) else math.nan
-        low = lo[0] + self.MIN_BRACKET_STEP * width
-        high = hi[0] - self.MIN_BRACKET_STEP * width
-        if not math.isfinite(a):
-            return lo[0] + 0.5 * width
-        return min(max(a, min(low, high)), max(low, high))
+    return LineSearchDescent(objective, x, PolakRibiere(), line_search=LINE_SEARCH,
+                             first_step="inverse_gradient", continued_step="slope_ratio",
+                             max_step_ratio=100.0)
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -528,7 +408,7 @@ class MbedRun(Run):
         self._weights = label_weights
         self._targets = soft_labels
         self._started = time.perf_counter()
-        self._cg = ConjugateGradient(self._objective, self._Yt.reshape(-1))
+        self._descent = conjugate_gradients(self._objective, self._Yt.reshape(-1))
         if self.n_iter_init == 0:
             self._start_annealing()
 
@@ -624,7 +504,7 @@ class MbedRun(Run):
             else:
                 self.current_lambda = None
                 self.tau = None
-                self._cg.reset()
+                self._descent.reset()
         return self
 
     def set_annotations(self, annotations=None, y=None):
@@ -646,7 +526,7 @@ class MbedRun(Run):
             self._soft = soft
             self._weights = weights
             self._update_targets()
-            self._cg.reset()
+            self._descent.reset()
         return self
 
     # -- internals -----------------------------------------------------------
@@ -687,7 +567,7 @@ class MbedRun(Run):
         radius = self.radius if self.radius is not None else embedding_radius(self._Yt.T)
         self.tau = kernels.label_confidence(radius, self.current_lambda, self.n_classes)
         self._update_targets()
-        self._cg.reset()
+        self._descent.reset()
 
     def _update_targets(self):
         if self.tau is not None:
@@ -695,12 +575,12 @@ class MbedRun(Run):
 
     def _iterate(self):
         before = self._Yt.copy()
-        self._cg.iterate()
+        self._descent.iterate()
         if not np.all(np.isfinite(self._Yt)):  # cannot happen by design; never show it
             logger.warning("%s: non-finite embedding at iteration %d; kept the last good one.",
                            self.name, self.iteration)
             self._Yt[:] = before
-            self._cg.reset()
+            self._descent.reset()
         self.iteration += 1
         automatic = self.lambda_ is None
         if automatic:
@@ -747,10 +627,8 @@ class MbedRun(Run):
                     self.anneal_step, self.current_lambda, criterion)
 
     def _record(self):
-        if not self._cg.ensure_evaluated():
-            cost = math.inf
-        else:
-            cost = self._cg.f
+        self._descent.evaluate()
+        cost = self._descent.f if self._descent.finite else math.inf
         parts = dict(A=math.nan, B=math.nan, D=math.nan, C=cost)
         if self.current_lambda is not None and math.isfinite(cost):
             extra, _, terms = self._boundary(self._Yt)
@@ -764,7 +642,7 @@ class MbedRun(Run):
         self.history.append(dict(
             iteration=self.iteration, cost=cost, **{"lambda": self.current_lambda},
             lambda_=self.lambda_, tau=self.tau, phase=phase, anneal_step=self.anneal_step,
-            evaluations=self._cg.evaluations, seconds=time.perf_counter() - self._started,
+            evaluations=self._descent.evaluations, seconds=time.perf_counter() - self._started,
             **parts))
 
 

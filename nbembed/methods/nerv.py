@@ -16,8 +16,11 @@ an :class:`~nbembed.optim.EmbeddingRun`: the SNE-family schedule there (early
 exaggeration, momentum and gains) multiplies an attraction that NeRV's
 precision term does not have, and the paper optimizes with conjugate
 gradients, which need a line search. Each iteration here is one quasi-Newton
-(L-BFGS, the default) or conjugate-gradient step with a Wolfe line search;
-see docs/nerv.md for the measurements behind the default.
+(L-BFGS, the default) or conjugate-gradient step with a strong Wolfe line
+search, done by :class:`~nbembed.optim.descent.LineSearchDescent` (directions
+in :mod:`nbembed.optim.directions`, the search in
+:mod:`nbembed.optim.line_search`) with NeRV's settings below; see
+docs/nerv.md for the measurements behind the default.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import deque
 
 import numba
 import numpy as np
@@ -40,6 +42,8 @@ from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
+from ..optim.descent import LineSearchDescent, make_directions
+from ..optim.line_search import WolfeSettings
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
 
@@ -59,158 +63,19 @@ MAX_LINE_SEARCH_EVALUATIONS = 12
 #: Past pairs kept by L-BFGS.
 LBFGS_MEMORY = 10
 
+#: Line searches of the two optimizers: quasi-Newton steps need only a loose
+#: search (curvature constant 0.9), conjugacy a fairly exact one (0.1). Trial
+#: steps grow at most fourfold.
+LINE_SEARCHES = {
+    "lbfgs": WolfeSettings(c1=1e-4, c2=0.9, max_evaluations=MAX_LINE_SEARCH_EVALUATIONS,
+                           growth=4.0),
+    "cg": WolfeSettings(c1=1e-4, c2=0.1, max_evaluations=MAX_LINE_SEARCH_EVALUATIONS,
+                        growth=4.0),
+}
+
 #: Widening starts where the neighbourhoods hold this many times n_neighbors
 #: effective neighbours (at most a quarter of the points).
 WIDENING_NEIGHBORS_FACTOR = 16.0
-
-
-# --------------------------------------------------------------------------- optimizers
-
-def _cubic_minimizer(a, fa, sa, b, fb, sb):
-    """Minimizer of the cubic through (a, fa, slope sa) and (b, fb, slope sb), or None."""
-    d1 = sa + sb - 3.0 * (fa - fb) / (a - b)
-    disc = d1 * d1 - sa * sb
-    if not disc >= 0.0:
-        return None
-    d2 = math.copysign(math.sqrt(disc), b - a)
-    denom = sb - sa + 2.0 * d2
-    if denom == 0.0:
-        return None
-    x = b - (b - a) * (sb + d2 - d1) / denom
-    return x if math.isfinite(x) else None
-
-
-def wolfe_line_search(phi, f0, s0, alpha, *, c1=1e-4, c2=0.9,
-                      max_evaluations=MAX_LINE_SEARCH_EVALUATIONS):
-    """Step length satisfying the strong Wolfe conditions (Nocedal & Wright, Alg. 3.5-3.6).
-
-    Parameters
-    ----------
-    phi : callable
-        ``phi(alpha) -> (f, slope)``: cost and directional derivative at the trial
-        point (``f`` may be inf where the cost is not finite).
-    f0, s0 : float
-        Cost and slope (negative) at alpha = 0.
-    alpha : float
-        First trial step; it grows fourfold while the cost keeps falling steeply.
-    c1, c2 : float
-        Sufficient-decrease and curvature constants.
-    max_evaluations : int
-
-    Returns
-    -------
-    alpha : float or None
-        A step with sufficient decrease (and, unless the evaluations ran out,
-        the curvature condition), or None when none was found.
-    f : float
-        The cost there.
-    evaluations : int
-    """
-    prev = (0.0, f0, s0)
-    bracket = None            # (lo, hi): lo has the lowest cost, the minimizer lies between
-    evaluations = 0
-    while evaluations < max_evaluations:
-        if bracket is not None:
-            lo, hi = bracket
-            trial = None
-            if math.isfinite(hi[1]):
-                trial = _cubic_minimizer(*lo, *hi)
-            width = abs(hi[0] - lo[0])
-            left, right = min(lo[0], hi[0]), max(lo[0], hi[0])
-            if trial is None or not left + 0.1 * width <= trial <= right - 0.1 * width:
-                trial = 0.5 * (lo[0] + hi[0])
-            alpha = trial
-        f, s = phi(alpha)
-        evaluations += 1
-        point = (alpha, f, s)
-        sufficient = math.isfinite(f) and f <= f0 + c1 * alpha * s0
-        if bracket is None:
-            if not sufficient or (prev[0] > 0 and f >= prev[1]):
-                bracket = (prev, point)
-            elif abs(s) <= -c2 * s0:
-                return alpha, f, evaluations
-            elif s >= 0:
-                bracket = (point, prev)
-            else:
-                prev = point
-                alpha *= 4.0
-        else:
-            lo, hi = bracket
-            if not sufficient or f >= lo[1]:
-                bracket = (lo, point)
-            elif abs(s) <= -c2 * s0:
-                return alpha, f, evaluations
-            else:
-                bracket = (point, lo if s * (hi[0] - lo[0]) >= 0 else hi)
-    best = bracket[0] if bracket is not None else prev
-    if best[0] > 0:
-        return best[0], best[1], evaluations
-    return None, f0, evaluations
-
-
-class LBFGSDirection:
-    """Limited-memory BFGS search directions (Nocedal & Wright, Alg. 7.4)."""
-
-    curvature = 0.9   # Wolfe c2: quasi-Newton steps need only a loose line search
-
-    def __init__(self, memory=LBFGS_MEMORY):
-        self.pairs = deque(maxlen=memory)
-
-    def reset(self):
-        self.pairs.clear()
-
-    def update(self, step, grad_change):
-        sy = float(np.sum(step * grad_change))
-        if sy > 1e-12 * float(np.sum(grad_change * grad_change)):
-            self.pairs.append((step, grad_change, 1.0 / sy))
-
-    def direction(self, grad):
-        q = grad.copy()
-        alphas = []
-        for s, y, rho in reversed(self.pairs):
-            a = rho * float(np.sum(s * q))
-            alphas.append(a)
-            q -= a * y
-        if self.pairs:
-            s, y, _ = self.pairs[-1]
-            q *= float(np.sum(s * y)) / float(np.sum(y * y))
-        for (s, y, rho), a in zip(self.pairs, reversed(alphas)):
-            b = rho * float(np.sum(y * q))
-            q += (a - b) * s
-        return -q
-
-    @property
-    def is_fresh(self):
-        return not self.pairs
-
-
-class ConjugateGradientDirection:
-    """Polak-Ribiere+ conjugate gradients with restarts (as in the NeRV papers)."""
-
-    curvature = 0.1   # conjugacy needs a fairly exact line search
-
-    def __init__(self):
-        self.previous = None   # (gradient, direction)
-
-    def reset(self):
-        self.previous = None
-
-    def update(self, step, grad_change):
-        return None
-
-    def direction(self, grad):
-        if self.previous is None:
-            d = -grad
-        else:
-            g_old, d_old = self.previous
-            beta = max(0.0, float(np.sum(grad * (grad - g_old))) / float(np.sum(g_old * g_old)))
-            d = -grad + beta * d_old
-        self.previous = (grad.copy(), d)
-        return d
-
-    @property
-    def is_fresh(self):
-        return self.previous is None
 
 
 # --------------------------------------------------------------------------- the run
@@ -292,13 +157,13 @@ class NeRVRun(Run):
         self.iteration = 0
         self.history = []
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
-        self._trial = np.empty_like(self._Yt)
-        self._trial_grad = np.empty_like(self._Yt)
-        self._grad = np.empty_like(self._Yt)
-        self._directions = LBFGSDirection() if optimizer == "lbfgs" else \
-            ConjugateGradientDirection()
-        self._last_move = None
-        self._last_eval = None
+        # The first search moves the points by about 1% of the embedding's spread;
+        # a search restarted from steepest descent first tries the last move's length.
+        self._descent = LineSearchDescent(
+            self._objective, self._Yt.reshape(-1), make_directions(optimizer, LBFGS_MEMORY),
+            line_search=LINE_SEARCHES[optimizer], first_step="relative", first_move=0.01,
+            continued_step="unit" if optimizer == "lbfgs" else "previous_move",
+            restart_with_previous_move=True)
         self._started = time.perf_counter()
         self._set_neighbourhoods(P, beta, sq_distances, stages, anneal_iter)
 
@@ -355,11 +220,16 @@ class NeRVRun(Run):
         self._divergences = (recall, kl_qp)
         return self.tradeoff * recall + (1.0 - self.tradeoff) * kl_qp
 
+    def _objective(self, x):
+        """(cost, gradient, divergences) at the flat embedding ``x``."""
+        grad = np.empty_like(self._Yt)
+        cost = self._evaluate(x.reshape(self._Yt.shape), grad)
+        return cost, grad.reshape(-1), self._divergences
+
     def _evaluate_here(self):
-        self._cost_value = self._evaluate(self._Yt, self._grad)
-        self._here = self._divergences
-        self._directions.reset()
-        self._stalled = False
+        """The objective changed: evaluate it here and restart the search directions."""
+        self._descent.reset()
+        self._descent.evaluate()
 
     def rescale(self):
         """Multiply the embedding by the factor that minimizes the current cost.
@@ -389,12 +259,12 @@ class NeRVRun(Run):
     @property
     def cost(self):
         """The objective at the current embedding."""
-        return float(self._cost_value)
+        return float(self._descent.f)
 
     @property
     def divergences(self):
         """(sum_i KL(P_i || Q_i), sum_i KL(Q_i || P_i)) at the current embedding."""
-        return tuple(float(v) for v in self._here)
+        return tuple(float(v) for v in self._descent.info)
 
     # -- control -------------------------------------------------------------
     def set_params(self, **params):
@@ -443,79 +313,16 @@ class NeRVRun(Run):
         converged for this objective: later iterations cost nothing until the
         objective changes (``set_params``, a widening stage, new annotations).
         """
-        grad = self._grad
-        g_norm = float(np.sqrt(np.sum(grad * grad)))
-        if self._stalled or not g_norm > 0.0 or not math.isfinite(g_norm):
-            return 0, 0.0
-        steepest = self._directions.is_fresh
-        direction = self._directions.direction(grad)
-        slope = float(np.sum(direction * grad))
-        if not slope < 0.0:
-            self._directions.reset()
-            direction, slope, steepest = -grad, -g_norm * g_norm, True
-        result, evaluations = self._line_search(direction, slope)
-        if result is None and not steepest:
-            # A stale direction: restart from steepest descent once.
-            self._directions.reset()
-            direction = self._directions.direction(grad)
-            slope = float(np.sum(direction * grad))
-            result, more = self._line_search(direction, slope)
-            evaluations += more
-        if result is None:
-            self._stalled = True
-            return evaluations, 0.0
-        alpha, cost = result
-        step = alpha * direction
-        old_grad = grad.copy()
-        np.add(self._Yt, step, out=self._trial)
-        if not np.isfinite(cost) or not np.all(np.isfinite(self._trial)):
-            self._directions.reset()
-            return evaluations, 0.0
-        if self._last_eval != alpha:
-            cost = self._evaluate(self._trial, self._trial_grad)
-            evaluations += 1
-        self._Yt[:] = self._trial
-        self._grad[:] = self._trial_grad
-        self._cost_value = cost
-        self._here = self._divergences
-        self._directions.update(step, self._grad - old_grad)
-        moved = float(np.sqrt(np.sum(step * step)))
-        self._last_move = moved
-        return evaluations, moved
-
-    def _line_search(self, direction, slope):
-        d_norm = float(np.sqrt(np.sum(direction * direction)))
-        if isinstance(self._directions, LBFGSDirection) and not self._directions.is_fresh:
-            alpha = 1.0
-        elif self._last_move is not None:
-            alpha = self._last_move / d_norm
-        else:
-            # First step: move the points by about 1% of the embedding's spread.
-            spread = float(np.sqrt(np.sum(self._Yt ** 2)))
-            alpha = 0.01 * max(spread, 1e-12) / d_norm
-        self._last_eval = None
-
-        def phi(a):
-            np.add(self._Yt, a * direction, out=self._trial)
-            if not np.all(np.isfinite(self._trial)):
-                return math.inf, 0.0
-            f = self._evaluate(self._trial, self._trial_grad)
-            self._last_eval = a
-            return f, float(np.sum(self._trial_grad * direction))
-
-        alpha, cost, evaluations = wolfe_line_search(
-            phi, self._cost_value, slope, alpha, c2=self._directions.curvature)
-        if alpha is None or not cost < self._cost_value:
-            return None, evaluations
-        return (alpha, cost), evaluations
+        result = self._descent.iterate()
+        return result.evaluations, result.step_length
 
     def _record(self, *, evaluations, step_length):
-        recall, precision = self._here
-        record = dict(iteration=self.iteration, cost=float(self._cost_value),
+        recall, precision = self._descent.info
+        record = dict(iteration=self.iteration, cost=float(self._descent.f),
                       tradeoff=self.tradeoff, effective_neighbors=self.effective_neighbors,
                       recall_divergence=float(recall),
                       precision_divergence=float(precision),
-                      grad_norm=float(np.sqrt(np.sum(self._grad ** 2))),
+                      grad_norm=float(np.sqrt(np.sum(self._descent.g ** 2))),
                       step_length=step_length, evaluations=evaluations,
                       seconds=time.perf_counter() - self._started)
         self.history.append(record)

@@ -10,8 +10,11 @@ every object's problem is strictly convex and independent of the others: damped
 Newton steps solve all of them (in parallel, O(n K) per sweep). The class
 positions then take one L-BFGS step on F(Phi) = min_R J(R, Phi), whose gradient
 is dJ/dPhi at the solved R (the envelope theorem); the step length comes from
-scipy's Wolfe line search, each trial re-solving R from the current one. One
-such round is one iteration of the run.
+a strong Wolfe line search, each trial re-solving R from the current one. The
+step is :class:`~nbembed.optim.descent.LineSearchDescent` with L-BFGS
+directions (:mod:`nbembed.optim.directions`) and the search of
+:mod:`nbembed.optim.line_search` with scipy's usual constants (``LINE_SEARCH``).
+One such round is one iteration of the run.
 """
 
 from __future__ import annotations
@@ -20,11 +23,9 @@ import logging
 import math
 import time
 import warnings
-from collections import deque
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import line_search
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -35,6 +36,9 @@ from .._validation import check_data, check_number, check_option
 from ..annotations import Annotations
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
+from ..optim.descent import LineSearchDescent
+from ..optim.directions import LBFGS
+from ..optim.line_search import WolfeSettings
 from ..posteriors import annotation_posteriors, check_posteriors, check_priors
 from ._base import EmbeddingEstimator, enable_verbose_logging
 
@@ -56,6 +60,10 @@ MAX_NEWTON = 100
 #: curvature in every direction. Measured with eta_phi = 50: 10 pairs took 108 and 136
 #: rounds at n = 10^4 and 10^5, 40 pairs 62 and 86.
 LBFGS_MEMORY = 40
+#: The line search for Phi: sufficient decrease 1e-4, curvature 0.9, trial steps
+#: at most doubling, at most 20 solves of R per round (scipy's usual settings).
+#: A search from steepest descent first tries a move of length at most 1.
+LINE_SEARCH = WolfeSettings(c1=1e-4, c2=0.9, max_evaluations=20, growth=2.0)
 #: Standard deviation of the random class positions at the start.
 INIT_CLASS_SCALE = 1.0
 #: ``eta_phi="auto"`` is this times n: the paper's eta_phi = 50 for its 5000
@@ -64,27 +72,6 @@ INIT_CLASS_SCALE = 1.0
 #: lets them drift apart for large n; a weight proportional to n keeps the
 #: balance of the paper's experiment (docs/parametric-embedding.md).
 AUTO_ETA_PHI_PER_OBJECT = 0.01
-
-
-def _two_loop(g, memory):
-    """L-BFGS's product of the inverse-Hessian estimate with ``g``.
-
-    ``memory`` holds (s, y, 1 / s.y) pairs, oldest first; the initial estimate
-    is (s.y / y.y) I from the newest pair.
-    """
-    q = g.copy()
-    alphas = []
-    for s, y, rho in reversed(memory):
-        a = rho * (s @ q)
-        q -= a * y
-        alphas.append(a)
-    if memory:
-        s, y, rho = memory[-1]
-        q *= 1.0 / (rho * (y @ y))
-    for (s, y, rho), a in zip(memory, reversed(alphas)):
-        b = rho * (y @ q)
-        q += (a - b) * s
-    return q
 
 
 def blend_annotations(P, annotations):
@@ -153,8 +140,11 @@ class ParametricEmbeddingRun(Run):
         self.iteration = 0
         self.history = []
         self.converged = False
-        self._memory = deque(maxlen=LBFGS_MEMORY)
-        self._solved = None  # (J, dJ/dPhi) once R is optimal for Phi
+        self._stats = {}
+        # x is Phi itself; every evaluation solves R for it (``_trial``).
+        self._descent = LineSearchDescent(self._trial, self._Phi.reshape(-1),
+                                          LBFGS(LBFGS_MEMORY), line_search=LINE_SEARCH,
+                                          first_step="unit_length", continued_step="unit")
         self._use_posteriors(blend_annotations(P, annotations))
         self._started = time.perf_counter()
 
@@ -166,8 +156,7 @@ class ParametricEmbeddingRun(Run):
 
     def _invalidate(self):
         """The objective changed: R must be re-solved and old curvature is stale."""
-        self._solved = None
-        self._memory.clear()
+        self._descent.reset()
         self.converged = False
 
     # -- state ---------------------------------------------------------------
@@ -272,74 +261,38 @@ class ParametricEmbeddingRun(Run):
     def _solve(self, Phi, R):
         return self._evaluate(Phi, R, MAX_NEWTON)
 
+    def _trial(self, x):
+        """(J, dJ/dPhi, R) at the class positions ``x`` (flat), R solved from the current one."""
+        R = self._R.copy()
+        J, grad, steps = self._solve(x.reshape(self._Phi.shape), R)
+        self._stats["evaluations"] = self._stats.get("evaluations", 0) + 1
+        self._stats["newton_steps"] = self._stats.get("newton_steps", 0) + steps
+        return J, grad.reshape(-1), R
+
     def _objective(self):
         """(J, dJ/dPhi) at the current R, which need not be solved yet."""
-        if self._solved is not None:
-            return self._solved
+        if self._descent.f is not None:
+            return self._descent.f, self._descent.g.reshape(self._Phi.shape)
         return self._evaluate(self._Phi, self._R.copy(), 0)[:2]
 
     def _small(self, grad):
         return float(np.linalg.norm(grad)) <= self.tol * self.n_samples
 
     def _round(self):
-        stats = dict(evaluations=0, newton_steps=0, step_length=0.0)
-        if self._solved is None:
-            J, grad, steps = self._solve(self._Phi, self._R)
-            self._solved = (J, grad)
-            stats["evaluations"] += 1
-            stats["newton_steps"] += steps
-        J, grad = self._solved
-        if self._small(grad):
+        self._stats = stats = dict(evaluations=0, newton_steps=0, step_length=0.0)
+        if self._descent.evaluate():
+            self._R = self._descent.info
+        if self._small(self._descent.g):
             self.converged = True
             return stats
-        shape = self._Phi.shape
-        x, g = self._Phi.ravel(), grad.ravel()
-        trials = {}
-
-        def evaluate(point):
-            key = point.tobytes()
-            if key not in trials:
-                R = self._R.copy()
-                J_t, grad_t, steps_t = self._solve(point.reshape(shape), R)
-                trials[key] = (J_t, grad_t.ravel(), R)
-                stats["evaluations"] += 1
-                stats["newton_steps"] += steps_t
-            return trials[key]
-
-        alpha = None
-        for attempt in ("quasi-newton", "steepest"):
-            if attempt == "steepest" or not self._memory:
-                self._memory.clear()
-                direction = -g
-                # scipy's convention for a first step: about unit length.
-                previous = J + float(np.linalg.norm(g)) / 2
-            else:
-                direction = -_two_loop(g, self._memory)
-                previous = None
-                if direction @ g >= 0:
-                    continue
-            with warnings.catch_warnings():
-                # scipy warns (a RuntimeWarning) when the search fails; handled below.
-                warnings.simplefilter("ignore", RuntimeWarning)
-                alpha = line_search(lambda p: evaluate(p)[0], lambda p: evaluate(p)[1], x,
-                                    direction, g, J, previous, maxiter=20)[0]
-            if alpha is not None or attempt == "steepest":
-                break
-        if alpha is None:
+        result = self._descent.iterate()
+        if not result.moved:
             # Not even a steepest-descent step lowers J: a minimum to rounding level.
             self.converged = True
             return stats
-        x_new = x + alpha * direction
-        J_new, g_new, R_new = evaluate(x_new)
-        s, y = x_new - x, g_new - g
-        sy = float(s @ y)
-        if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
-            self._memory.append((s, y, 1.0 / sy))
-        self._Phi = x_new.reshape(shape).copy()
-        self._R = R_new
-        self._solved = (J_new, g_new.reshape(shape))
-        stats["step_length"] = float(alpha * np.linalg.norm(direction))
-        if self._small(g_new):
+        self._R = self._descent.info
+        stats["step_length"] = result.step_length
+        if self._small(self._descent.g):
             self.converged = True
         return stats
 

@@ -83,11 +83,10 @@ def time_gradients(n, repeats, rng):
     joint = (P + P.T) / (2.0 * n)
     grad = np.empty_like(Yt)
     kern = hssne.kernel_for(1.0)
-    threads = numba.get_num_threads()
 
     def run_nerv():
         with _config.KERNEL_LOCK:
-            nerv.nerv_gradient(Yt, P, logP, beta, 0.3, threads, grad)
+            nerv.nerv_gradient(Yt, P, logP, beta, 0.3, nerv.GRADIENT_CHUNKS, grad)
 
     def run_hssne():
         with _config.KERNEL_LOCK:

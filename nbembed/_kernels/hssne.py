@@ -39,6 +39,7 @@ from numba import njit, prange
 
 from .._config import JIT, JIT_PARALLEL, JIT_SPECIALIZED, JIT_SPECIALIZED_PARALLEL
 from .fastexp import exp_nonpositive, log_positive
+from .reduction import ordered_sum
 
 ZERO = np.float32(0.0)
 ONE = np.float32(1.0)
@@ -299,7 +300,7 @@ def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     for i in prange(n):
         z_rows[i], a_rowsum[i] = _dense_row(Yt, i, P[i], alpha, kern, repulsion[i],
                                             attraction[i])
-    z = z_rows.sum()
+    z = ordered_sum(z_rows)
     _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
     return z, a_rowsum
 
@@ -320,7 +321,7 @@ def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
         z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
         a_rowsum[i] = _attraction_row(Yt, i, indptr, indices, pvalues, alpha,
                                              attraction[i])
-    z = z_rows.sum()
+    z = ordered_sum(z_rows)
     _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
     return z, a_rowsum
 
@@ -366,7 +367,7 @@ def hssne_z(Yt, alpha, kern):
     for i in prange(n):
         scratch = np.zeros(d)
         z_rows[i] = _repulsion_row(Yt, i, alpha, kern, scratch)
-    return z_rows.sum()
+    return ordered_sum(z_rows)
 
 
 @njit(**JIT_PARALLEL)
@@ -381,7 +382,7 @@ def dense_p_log_h(Yt, P, alpha):
             if p > 0.0:
                 acc += p * log_kernel(_sq_dist(Yt, i, j), alpha)
         rows[i] = acc
-    return rows.sum()
+    return ordered_sum(rows)
 
 
 @njit(**JIT_PARALLEL)
@@ -399,7 +400,7 @@ def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
             for idx in range(indptr[i], indptr[i + 1]):
                 acc -= pvalues[idx] * _sq_dist(Yt, i, indices[idx])
             rows[i] = acc
-        return rows.sum()
+        return ordered_sum(rows)
     for i in prange(n):
         start = indptr[i]
         length = indptr[i + 1] - start
@@ -411,4 +412,4 @@ def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
         for t in range(length):
             acc += pvalues[start + t] * log_positive(x[t])
         rows[i] = -acc / alpha
-    return rows.sum()
+    return ordered_sum(rows)

@@ -37,6 +37,7 @@ from scipy.special import logsumexp, xlogy
 
 from .._config import JIT, JIT_PARALLEL
 from .fastexp import exp_nonpositive
+from .reduction import ordered_sum
 from .rows import row_squared_distances
 
 #: A squared distance standing for "not a neighbour" (the pair i, i): large
@@ -157,12 +158,7 @@ def sne_cost_gradient(Yt, M, grad):
                     force += buf[j] * (a - yk[j])
                 grad[k, i] = 2.0 * force
             cost_rows[i] = 0.5 * m_tau + math.log(z[i]) - shift[i]
-    # A serial sum: an array reduction here would be split over the threads,
-    # making the cost (and the whole run) depend on their number.
-    total = 0.0
-    for i in range(n):
-        total += cost_rows[i]
-    return total
+    return ordered_sum(cost_rows)
 
 
 # -- boundary terms (NumPy, O(n K)) ---------------------------------------------------------

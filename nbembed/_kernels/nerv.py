@@ -28,6 +28,7 @@ from numba import njit, prange
 
 from .._config import JIT, JIT_PARALLEL
 from .fastexp import exp_nonpositive
+from .reduction import ordered_sum
 from .rows import row_squared_distances
 
 
@@ -35,6 +36,10 @@ from .rows import row_squared_distances
 #: Floor of p_ij inside log(q_ij / p_ij): a pair that is far apart in the input
 #: costs at most q_ij log(q_ij / P_FLOOR) when it comes close on the display.
 P_FLOOR = 1e-12
+
+#: Row chunks of :func:`nerv_gradient`: enough for 16 threads to share evenly,
+#: few enough that their force accumulators (16 x d x n) stay small.
+GRADIENT_CHUNKS = 16
 
 
 def floored_log(P, floor=P_FLOOR):
@@ -139,8 +144,10 @@ def nerv_gradient(Yt, P, logP, beta, tradeoff, n_chunks, grad):
     tradeoff : float
         lambda in [0, 1]: 1 is SNE (recall), 0 smoothed precision.
     n_chunks : int
-        Rows are split into this many contiguous chunks (one per thread), each
-        with its own (d, n) accumulator for the scattered half of the forces.
+        Rows are split into this many contiguous chunks, each with its own
+        (d, n) accumulator for the scattered half of the forces, added up in
+        chunk order. A fixed number (:data:`GRADIENT_CHUNKS`, not the thread
+        count) keeps the result the same on any number of threads.
     grad : ndarray (d, n)
         Output, overwritten with dE/dY (transposed like ``Yt``).
 
@@ -191,7 +198,7 @@ def nerv_gradient(Yt, P, logP, beta, tradeoff, n_chunks, grad):
             for c in range(n_chunks):
                 total += scattered[c, k, j]
             grad[k, j] = total
-    return cross_rows.sum(), kl_rows.sum()
+    return ordered_sum(cross_rows), ordered_sum(kl_rows)
 
 
 @njit(**JIT_PARALLEL)

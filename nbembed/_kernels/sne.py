@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT_PARALLEL
+from .reduction import ordered_sum
 
 
 @njit(**JIT_PARALLEL)
@@ -91,4 +92,4 @@ def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
         for k in range(d):
             grad[k, i] = 2.0 * (exaggeration * attr[k] - rep[k])
         cost_rows[i] = 0.5 * m_tau + row_mass[i] * math.log(z[i])
-    return cost_rows.sum()
+    return ordered_sum(cost_rows)

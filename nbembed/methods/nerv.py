@@ -29,7 +29,6 @@ import logging
 import math
 import time
 
-import numba
 import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import pairwise_distances
@@ -215,7 +214,7 @@ class NeRVRun(Run):
         """Cost at ``Yt``; ``grad`` receives its gradient. Holds the kernel lock."""
         with _config.KERNEL_LOCK:
             cross, kl_qp = kernels.nerv_gradient(Yt, self._P, self._logP, self._beta,
-                                                 self.tradeoff, numba.get_num_threads(), grad)
+                                                 self.tradeoff, kernels.GRADIENT_CHUNKS, grad)
         recall = self._p_log_p + cross
         self._divergences = (recall, kl_qp)
         return self.tradeoff * recall + (1.0 - self.tradeoff) * kl_qp

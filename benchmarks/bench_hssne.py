@@ -315,7 +315,7 @@ def exact_kl(P, Y, alpha, plogp=None):
     Yt = np.ascontiguousarray(np.asarray(Y, dtype=np.float64).T)
     if not np.all(np.isfinite(Yt)):
         return math.inf
-    z = K.hssne_z(Yt, float(alpha), K.kernel_for(alpha))
+    z = K.hssne_z(Yt, float(alpha))
     if sp.issparse(P):
         plogh = K.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, float(alpha))
     else:

@@ -156,7 +156,7 @@ def kl_scorer(P, alpha, exact):
         if not np.all(np.isfinite(Yt)):
             return math.inf
         if exact:
-            z = K.hssne_z(Yt, float(alpha), K.kernel_for(alpha))
+            z = K.hssne_z(Yt, float(alpha))
         else:
             z = barnes_hut_repulsion(Yt, alpha, theta=0.2)
         plogh = K.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, float(alpha))

@@ -29,13 +29,6 @@ JIT = dict(nogil=True, cache=True, error_model="numpy",
 #: Keyword arguments for kernels with a ``prange`` loop over points.
 JIT_PARALLEL = dict(JIT, parallel=True)
 
-#: Kernels that take another kernel function as an argument (one compiled
-#: specialization per function) must not be cached: Numba writes such
-#: specializations to the cache but cannot load them in a new process
-#: ("underlying object has vanished"). They compile once per process.
-JIT_SPECIALIZED = dict(JIT, cache=False)
-JIT_SPECIALIZED_PARALLEL = dict(JIT_SPECIALIZED, parallel=True)
-
 #: Numba's default threading layer aborts when two Python threads enter parallel
 #: kernels at the same time, so every call of a parallel kernel from the run
 #: protocol holds this lock.

@@ -532,5 +532,5 @@ def kl_divergence(P, Y, alpha=1.0):
             p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, alpha)
         else:
             p_log_h = kernels.dense_p_log_h(Yt, P, alpha)
-        z = kernels.hssne_z(Yt, alpha, kernels.kernel_for(alpha))
+        z = kernels.hssne_z(Yt, alpha)
     return float(np.sum(values * np.log(values)) - p_log_h + math.log(z))

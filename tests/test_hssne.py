@@ -454,10 +454,12 @@ def test_float32_gradients_give_the_same_quality(iris):
     assert short[1].dtype == np.float64
     assert np.abs(short[1] - short[0]).max() < 1e-5 * np.ptp(short[0])
     # Single runs can end in different local optima (iris: KL 0.31 to 0.46 from
-    # starts that differ by rounding), so the means of three random starts are compared.
-    runs = {dt: [small(dtype=dt, init="random", random_state=s).fit(X) for s in range(3)]
+    # starts that differ by rounding), so the means of eight random starts are compared
+    # (with three, the means were seen 14% apart).
+    runs = {dt: [small(dtype=dt, init="random", random_state=s).fit(X) for s in range(8)]
             for dt in ("float64", "float32")}
     kl = {dt: np.mean([r.kl_divergence_ for r in rs]) for dt, rs in runs.items()}
+    print({dt: np.round([r.kl_divergence_ for r in rs], 3) for dt, rs in runs.items()})
     quality = {dt: np.mean([homogeneity(r.embedding_, y) for r in rs]) for dt, rs in runs.items()}
     assert kl["float32"] == pytest.approx(kl["float64"], rel=0.1)
     assert quality["float32"] >= quality["float64"] - 0.03

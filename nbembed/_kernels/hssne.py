@@ -14,8 +14,11 @@ inner loop over j reads contiguous memory and vectorizes; two dimensions get a
 dedicated loop. The pair (i, i) is not skipped inside the loops (a branch there
 stops vectorization): at tau = 0 it contributes H = 1 and no force, which is
 subtracted afterwards. Fractional powers are slow without a vector math
-library, so common alphas get closed forms (``kernel_for``) and the others the
-vectorizable exp and log of :mod:`.fastexp`.
+library, so common alphas get closed forms and the others the vectorizable
+exp and log of :mod:`.fastexp`. Alpha is a runtime argument: each row picks
+its kernel function once (``_dense_row``, ``_repulsion_row``) and runs a loop
+over j compiled for it, so one cached kernel serves every alpha and a new
+alpha compiles nothing.
 
 Precision follows the inputs: with a float32 ``Yt`` (and alpha as np.float32) the
 pair loops run in float32, about 2.4x faster; constants are written as float32
@@ -28,16 +31,18 @@ fixed-point update needs.
 For large n the repulsion is approximated (``barnes_hut``, ``interpolation``)
 and only the attraction over a sparse P is computed here
 (:func:`hssne_attraction`). Loops that cannot vectorize (sparse rows, tree
-walks) choose the closed form by comparing alpha (:func:`kernel_by_alpha`)
-instead of taking a kernel function, so that they are cached on disk.
+walks) choose the closed form by comparing alpha per pair
+(:func:`kernel_by_alpha`), where the branch costs little.
 """
 
 import math
 
 import numpy as np
 from numba import njit, prange
+from numba.core import types
+from numba.extending import overload
 
-from .._config import JIT, JIT_PARALLEL, JIT_SPECIALIZED, JIT_SPECIALIZED_PARALLEL
+from .._config import JIT, JIT_PARALLEL
 from .fastexp import exp_nonpositive, log_positive
 from .reduction import ordered_sum
 
@@ -82,18 +87,9 @@ def power_kernel(tau, alpha):
     return exp_nonpositive(log_positive(s) / alpha), s
 
 
+#: Kernel functions the pair loops are compiled for, by alpha (any other alpha
+#: takes ``power_kernel``).
 _CLOSED_FORMS = {0.0: gaussian_kernel, 1.0: student_kernel, 0.5: half_kernel, 2.0: two_kernel}
-
-
-def kernel_for(alpha):
-    """The kernel function for ``alpha``, to pass to the gradient kernels.
-
-    Numba compiles one specialization of a gradient kernel per kernel
-    function, so the branch on alpha is taken once, outside the pair loops
-    (a branch inside them stops vectorization). Specializations on a function
-    argument are compiled once per process and not cached on disk.
-    """
-    return _CLOSED_FORMS.get(float(alpha), power_kernel)
 
 
 def has_closed_form(alpha):
@@ -132,93 +128,168 @@ def log_kernel(tau, alpha):
     return -math.log(1.0 + alpha * tau) / alpha
 
 
-@njit(**JIT_SPECIALIZED)
-def _repulsion_row(Yt, i, alpha, kern, force):
-    """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j)."""
-    d, n = Yt.shape
-    z = ZERO
-    if d == 2:
-        y0 = Yt[0]
-        y1 = Yt[1]
-        a0 = y0[i]
-        a1 = y1[i]
-        f0 = ZERO
-        f1 = ZERO
-        for j in range(n):
-            dx = a0 - y0[j]
-            dy = a1 - y1[j]
-            h, s = kern(dx * dx + dy * dy, alpha)
-            z += h
-            hs = h * s
-            f0 += hs * dx
-            f1 += hs * dy
-        force[0] += f0
-        force[1] += f1
-    else:
-        for j in range(n):
-            tau = ZERO
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                tau += diff * diff
-            h, s = kern(tau, alpha)
-            z += h
-            hs = h * s
-            for k in range(d):
-                force[k] += hs * (Yt[k, i] - Yt[k, j])
-    return z - ONE
+def _repulsion_loop(kern):
+    """The loop of :func:`_repulsion_row` for one kernel function."""
+
+    def loop(Yt, i, alpha, form, force):
+        """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j)."""
+        d, n = Yt.shape
+        z = ZERO
+        if d == 2:
+            y0 = Yt[0]
+            y1 = Yt[1]
+            a0 = y0[i]
+            a1 = y1[i]
+            f0 = ZERO
+            f1 = ZERO
+            for j in range(n):
+                dx = a0 - y0[j]
+                dy = a1 - y1[j]
+                h, s = kern(dx * dx + dy * dy, alpha)
+                z += h
+                hs = h * s
+                f0 += hs * dx
+                f1 += hs * dy
+            force[0] += f0
+            force[1] += f1
+        else:
+            for j in range(n):
+                tau = ZERO
+                for k in range(d):
+                    diff = Yt[k, i] - Yt[k, j]
+                    tau += diff * diff
+                h, s = kern(tau, alpha)
+                z += h
+                hs = h * s
+                for k in range(d):
+                    force[k] += hs * (Yt[k, i] - Yt[k, j])
+        return z - ONE
+
+    return loop
 
 
-@njit(**JIT_SPECIALIZED)
-def _dense_row(Yt, i, prow, alpha, kern, repulsion, attraction):
-    """Both forces of row i in one pass over j (the kernel is evaluated once per pair).
+def _dense_loop(kern):
+    """The loop of :func:`_dense_row` for one kernel function."""
 
-    Returns (Z_i, A_i); ``repulsion`` += sum_j H_ij S_ij (y_i - y_j) and
-    ``attraction`` += sum_j P_ij S_ij (y_i - y_j).
+    def loop(Yt, i, prow, alpha, form, repulsion, attraction):
+        """Both forces of row i in one pass over j (the kernel is evaluated once per pair).
+
+        Returns (Z_i, A_i); ``repulsion`` += sum_j H_ij S_ij (y_i - y_j) and
+        ``attraction`` += sum_j P_ij S_ij (y_i - y_j).
+        """
+        d, n = Yt.shape
+        z = ZERO
+        a = ZERO
+        if d == 2:
+            y0 = Yt[0]
+            y1 = Yt[1]
+            a0 = y0[i]
+            a1 = y1[i]
+            r0 = ZERO
+            r1 = ZERO
+            f0 = ZERO
+            f1 = ZERO
+            for j in range(n):
+                dx = a0 - y0[j]
+                dy = a1 - y1[j]
+                h, s = kern(dx * dx + dy * dy, alpha)
+                z += h
+                hs = h * s
+                r0 += hs * dx
+                r1 += hs * dy
+                ps = prow[j] * s
+                a += ps
+                f0 += ps * dx
+                f1 += ps * dy
+            repulsion[0] += r0
+            repulsion[1] += r1
+            attraction[0] += f0
+            attraction[1] += f1
+        else:
+            for j in range(n):
+                tau = ZERO
+                for k in range(d):
+                    diff = Yt[k, i] - Yt[k, j]
+                    tau += diff * diff
+                h, s = kern(tau, alpha)
+                z += h
+                hs = h * s
+                ps = prow[j] * s
+                a += ps
+                for k in range(d):
+                    diff = Yt[k, i] - Yt[k, j]
+                    repulsion[k] += hs * diff
+                    attraction[k] += ps * diff
+        return z - ONE, a
+
+    return loop
+
+
+
+#: The kernel function for each ``form`` index of the row loops.
+_FORMS = (student_kernel, half_kernel, two_kernel, gaussian_kernel, power_kernel)
+_JIT_LOOP = dict(fastmath=JIT["fastmath"], error_model=JIT["error_model"])
+
+
+def _repulsion_row_form(Yt, i, alpha, form, force):
+    """The repulsion loop for ``_FORMS[form]``; compiled code only (see below)."""
+    raise NotImplementedError
+
+
+def _dense_row_form(Yt, i, prow, alpha, form, repulsion, attraction):
+    """The fused loop for ``_FORMS[form]``; compiled code only (see below)."""
+    raise NotImplementedError
+
+
+# A kernel function passed as an argument makes every kernel that calls it
+# impossible to cache on disk. Instead ``form`` is a literal integer: each
+# value gets its own loop, compiled with its kernel function inlined, as part
+# of the cached kernel that calls it.
+@overload(_repulsion_row_form, prefer_literal=True, jit_options=_JIT_LOOP)
+def _repulsion_row_form_overload(Yt, i, alpha, form, force):
+    if isinstance(form, types.IntegerLiteral):
+        return _repulsion_loop(_FORMS[form.literal_value])
+    return None
+
+
+@overload(_dense_row_form, prefer_literal=True, jit_options=_JIT_LOOP)
+def _dense_row_form_overload(Yt, i, prow, alpha, form, repulsion, attraction):
+    if isinstance(form, types.IntegerLiteral):
+        return _dense_loop(_FORMS[form.literal_value])
+    return None
+
+
+@njit(**JIT)
+def _repulsion_row(Yt, i, alpha, force):
+    """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j).
+
+    Alpha is compared once per row, outside the loop over j, which is then
+    compiled for one kernel function and vectorizes.
     """
-    d, n = Yt.shape
-    z = ZERO
-    a = ZERO
-    if d == 2:
-        y0 = Yt[0]
-        y1 = Yt[1]
-        a0 = y0[i]
-        a1 = y1[i]
-        r0 = ZERO
-        r1 = ZERO
-        f0 = ZERO
-        f1 = ZERO
-        for j in range(n):
-            dx = a0 - y0[j]
-            dy = a1 - y1[j]
-            h, s = kern(dx * dx + dy * dy, alpha)
-            z += h
-            hs = h * s
-            r0 += hs * dx
-            r1 += hs * dy
-            ps = prow[j] * s
-            a += ps
-            f0 += ps * dx
-            f1 += ps * dy
-        repulsion[0] += r0
-        repulsion[1] += r1
-        attraction[0] += f0
-        attraction[1] += f1
-    else:
-        for j in range(n):
-            tau = ZERO
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                tau += diff * diff
-            h, s = kern(tau, alpha)
-            z += h
-            hs = h * s
-            ps = prow[j] * s
-            a += ps
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                repulsion[k] += hs * diff
-                attraction[k] += ps * diff
-    return z - ONE, a
+    if alpha == 1.0:
+        return _repulsion_row_form(Yt, i, alpha, 0, force)
+    if alpha == 0.5:
+        return _repulsion_row_form(Yt, i, alpha, 1, force)
+    if alpha == 2.0:
+        return _repulsion_row_form(Yt, i, alpha, 2, force)
+    if alpha == 0.0:
+        return _repulsion_row_form(Yt, i, alpha, 3, force)
+    return _repulsion_row_form(Yt, i, alpha, 4, force)
+
+
+@njit(**JIT)
+def _dense_row(Yt, i, prow, alpha, repulsion, attraction):
+    """Both forces of row i in one pass over j; the kernel chosen as in
+    :func:`_repulsion_row`. Returns (Z_i, A_i)."""
+    if alpha == 1.0:
+        return _dense_row_form(Yt, i, prow, alpha, 0, repulsion, attraction)
+    if alpha == 0.5:
+        return _dense_row_form(Yt, i, prow, alpha, 1, repulsion, attraction)
+    if alpha == 2.0:
+        return _dense_row_form(Yt, i, prow, alpha, 2, repulsion, attraction)
+    if alpha == 0.0:
+        return _dense_row_form(Yt, i, prow, alpha, 3, repulsion, attraction)
+    return _dense_row_form(Yt, i, prow, alpha, 4, repulsion, attraction)
 
 
 @njit(**JIT)
@@ -267,8 +338,8 @@ def _sq_dist(Yt, i, j):
     return tau
 
 
-@njit(**JIT_SPECIALIZED_PARALLEL)
-def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
+@njit(**JIT_PARALLEL)
+def hssne_dense(Yt, P, alpha, exaggeration, grad):
     """Gradient of KL(P || Q) for a dense symmetric P.
 
     Parameters
@@ -278,8 +349,7 @@ def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     P : ndarray (n, n)
         Joint probabilities, zero diagonal, summing to one.
     alpha : float
-    kern : numba function
-        ``kernel_for(alpha)``.
+        A runtime argument: one compiled kernel serves every alpha.
     exaggeration : float
         Factor on the attraction (early exaggeration).
     grad : ndarray (d, n)
@@ -298,15 +368,14 @@ def hssne_dense(Yt, P, alpha, kern, exaggeration, grad):
     attraction = np.zeros((n, d))
     repulsion = np.zeros((n, d))
     for i in prange(n):
-        z_rows[i], a_rowsum[i] = _dense_row(Yt, i, P[i], alpha, kern, repulsion[i],
-                                            attraction[i])
+        z_rows[i], a_rowsum[i] = _dense_row(Yt, i, P[i], alpha, repulsion[i], attraction[i])
     z = ordered_sum(z_rows)
     _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
     return z, a_rowsum
 
 
-@njit(**JIT_SPECIALIZED_PARALLEL)
-def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
+@njit(**JIT_PARALLEL)
+def hssne_sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
     """Like :func:`hssne_dense` for P in CSR form; the repulsion is still exact.
 
     ``indptr``, ``indices``, ``pvalues`` are the CSR arrays of a symmetric P
@@ -318,7 +387,7 @@ def hssne_sparse(Yt, indptr, indices, pvalues, alpha, kern, exaggeration, grad):
     attraction = np.zeros((n, d))
     repulsion = np.zeros((n, d))
     for i in prange(n):
-        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, repulsion[i])
+        z_rows[i] = _repulsion_row(Yt, i, alpha, repulsion[i])
         a_rowsum[i] = _attraction_row(Yt, i, indptr, indices, pvalues, alpha,
                                              attraction[i])
     z = ordered_sum(z_rows)
@@ -359,14 +428,14 @@ def _combine(grad, attraction, repulsion, attraction_scale, repulsion_scale):
             grad[k, i] = attraction_scale * attraction[i, k] - repulsion_scale * repulsion[i, k]
 
 
-@njit(**JIT_SPECIALIZED_PARALLEL)
-def hssne_z(Yt, alpha, kern):
+@njit(**JIT_PARALLEL)
+def hssne_z(Yt, alpha):
     """Normalizer Z = sum_{i != j} H_ij alone."""
     d, n = Yt.shape
     z_rows = np.zeros(n)
     for i in prange(n):
         scratch = np.zeros(d)
-        z_rows[i] = _repulsion_row(Yt, i, alpha, kern, scratch)
+        z_rows[i] = _repulsion_row(Yt, i, alpha, scratch)
     return ordered_sum(z_rows)
 
 

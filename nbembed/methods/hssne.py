@@ -230,7 +230,6 @@ class HSSNERun(EmbeddingRun):
         self.theta = float(theta)
         self.fft_params = dict(n_nodes=int(fft_nodes), box_size=float(fft_box_size),
                                min_boxes=int(fft_min_boxes))
-        self._kernel = kernels.kernel_for(self.alpha)
         self._fft_cache = {}
         self._repulsion_cache = None
         self._mix()
@@ -275,7 +274,6 @@ class HSSNERun(EmbeddingRun):
         remix = rho is not None
         if alpha is not None:
             self.alpha = alpha
-            self._kernel = kernels.kernel_for(alpha)
             repulsion = resolve_repulsion(self.repulsion_option, self.n_samples,
                                           self._Yt.shape[0], alpha, sp.issparse(self.P),
                                           warn=False)
@@ -359,9 +357,9 @@ class HSSNERun(EmbeddingRun):
         Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
         if sp.issparse(P):
             _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
-                                               self._kernel, exaggeration, grad)
+                                               exaggeration, grad)
         else:
-            _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, self._kernel, exaggeration, grad)
+            _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, exaggeration, grad)
         return a_rowsum
 
     def _in_local_order(self, Yt, P, renew=False):
@@ -400,7 +398,7 @@ class HSSNERun(EmbeddingRun):
             p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:
             P = self.P_mixed
-            z = kernels.hssne_z(Yt, self.alpha, self._kernel)
+            z = kernels.hssne_z(Yt, self.alpha)
             if sp.issparse(P):
                 p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
             else:

@@ -1,0 +1,98 @@
+"""Start-up and live-change latency of HSSNE, as a user meets them.
+
+Two measurements, each in fresh Python processes (``subprocess``), with
+nbembed's kernels already in Numba's disk cache (the script runs one
+untimed process first to fill it, as any earlier use would have):
+
+1. **Fresh vs warm fit.** One process imports nbembed, loads scikit-learn's
+   digits (n = 1797) and times ``HSSNE().fit_transform(X)`` twice. The first
+   includes loading the cached kernels; the second is warm. Repeated in
+   ``--repeats`` processes; medians are printed.
+2. **A live change of alpha.** In a warm process, a run on ``--n`` points
+   (Gaussian blobs in 10 dimensions) is prepared and stepped 300 iterations;
+   then, for each new alpha, the time from ``run.set_params(alpha=...)`` to
+   the end of the next ``run.step(1)``. That call also evaluates the cost
+   once (every step call ends with one), which is included, and so is
+   loading from the disk cache any kernel the process had not used yet (at
+   n = 10 000, an alpha without a closed form moves the repulsion to the grid).
+
+Run with ``PYTHONPATH=. python benchmarks/bench_startup.py``.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+FIT = r"""
+import json, time
+t0 = time.perf_counter()
+from nbembed import HSSNE
+from nbembed.datasets import load_digits
+X, _ = load_digits()
+t1 = time.perf_counter()
+HSSNE(random_state=0).fit_transform(X)
+t2 = time.perf_counter()
+HSSNE(random_state=0).fit_transform(X)
+t3 = time.perf_counter()
+print(json.dumps(dict(imports=t1 - t0, first_fit=t2 - t1, warm_fit=t3 - t2)))
+"""
+
+LIVE = r"""
+import json, sys, time
+import numpy as np
+from nbembed import HSSNE
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+centres = rng.normal(scale=8.0, size=(10, 10))
+X = centres[rng.integers(0, 10, n)] + rng.normal(size=(n, 10))
+run = HSSNE(alpha=1.0, random_state=0).prepare(X)
+run.step(300)
+out = {}
+for alpha in (0.8, 1.3, 0.6, 1.0):
+    t = time.perf_counter()
+    run.set_params(alpha=alpha)
+    run.step(1)
+    out[str(alpha)] = time.perf_counter() - t
+    run.step(20)
+out["repulsion"] = run.repulsion
+print(json.dumps(out))
+"""
+
+
+def _child(code, *args):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.getcwd() + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--n", type=int, default=10_000)
+    args = parser.parse_args(argv)
+
+    _child(FIT)  # fills the disk cache; not timed
+    fits = [_child(FIT) for _ in range(args.repeats)]
+    med = {key: statistics.median(f[key] for f in fits) for key in fits[0]}
+    print(f"digits (n = 1797), HSSNE() defaults, median of {args.repeats} fresh processes")
+    print(f"  import nbembed + load data  {med['imports']:7.2f} s")
+    print(f"  first fit in the process    {med['first_fit']:7.2f} s")
+    print(f"  second (warm) fit           {med['warm_fit']:7.2f} s")
+    print(f"  fresh minus warm            {med['first_fit'] - med['warm_fit']:7.2f} s "
+          f"(with the import: {med['imports'] + med['first_fit'] - med['warm_fit']:.2f} s)")
+
+    _child(LIVE, args.n)  # fills the cache for the kernels of this size
+    live = _child(LIVE, args.n)
+    print(f"\nset_params(alpha=...) to the end of the next step(1), n = {args.n} "
+          f"(repulsion {live.pop('repulsion')!r}, warm process)")
+    for alpha, seconds in live.items():
+        print(f"  alpha -> {alpha:4s}  {1000 * seconds:8.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

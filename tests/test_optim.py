@@ -322,7 +322,7 @@ def test_descent_only_visits_finite_points():
         return -z.sum(), -np.ones_like(z)
 
     x = np.zeros(2)
-    for make in (lbfgs_descent, cg_descent):
+    for make in (lbfgs_descent, cg_descent, mbed.conjugate_gradients):
         x[:] = 0.0
         opt = make(fun, x)
         for _ in range(10):

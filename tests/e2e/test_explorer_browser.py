@@ -194,10 +194,15 @@ class TestLiveRun:
     def test_frames_stream_and_pause_resume(self, live_run):
         nb = live_run
         ensure_running(nb)
-        frame, version = root_int(nb, "data-frame"), root_int(nb, "data-version")
+        # 500 points settle within seconds at thousands of iterations a second, after which
+        # frames keep coming but no pixel moves: a restart gives frames that must move.
+        click(nb, "pause")
+        wait_paused(nb)
         plot = nb.locator(".nbembed-plot")
         plot.scroll_into_view_if_needed()
         first = plot.screenshot()
+        frame, version = root_int(nb, "data-frame"), root_int(nb, "data-version")
+        click(nb, "restart")
         nb.wait_attr(ROOT, "data-frame", f"(v) => Number(v) >= {frame + 5}",
                      what="five more frames drawn while the optimizer runs")
         nb.wait_attr(ROOT, "data-version", f"(v) => Number(v) >= {version + 5}",

@@ -38,7 +38,6 @@ from .._validation import check_dense_allowed, check_labels, check_number, check
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from . import hssne as hssne_method
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import call_all
 from ..optim.descent import LineSearchDescent
 from ..optim.directions import PolakRibiere
 from ..optim.line_search import WolfeSettings
@@ -457,20 +456,6 @@ class MbedRun(Run):
             return float(f)
 
     # -- control -------------------------------------------------------------
-    def _advance(self, n, callbacks):
-        if n > 0 and not self.history:
-            with _config.KERNEL_LOCK:
-                self._record()
-        for _ in range(n):
-            with _config.KERNEL_LOCK:
-                self._iterate()
-            if callbacks and call_all(callbacks, self):
-                break
-
-    def run(self, callbacks=None):
-        """Run the rest of the schedule (what ``fit`` does)."""
-        return self.step(self.remaining, callbacks)
-
     def set_params(self, **params):
         """Hold lambda at a value, or give it back to the schedule with None.
 
@@ -581,12 +566,11 @@ class MbedRun(Run):
                            self.name, self.iteration)
             self._Yt[:] = before
             self._descent.reset()
-        self.iteration += 1
-        automatic = self.lambda_ is None
-        if automatic:
+        return {}
+
+    def _after_iteration(self):
+        if self.lambda_ is None:  # a held lambda pauses the schedule
             self.schedule_position += 1
-        self._record()
-        if automatic:
             self._follow_schedule()
 
     def _follow_schedule(self):
@@ -626,7 +610,7 @@ class MbedRun(Run):
         logger.info("%s: annealing step %d, lambda %.4g, criterion %.4g.", self.name,
                     self.anneal_step, self.current_lambda, criterion)
 
-    def _record(self):
+    def _record(self, stats):
         self._descent.evaluate()
         cost = self._descent.f if self._descent.finite else math.inf
         parts = dict(A=math.nan, B=math.nan, D=math.nan, C=cost)

@@ -40,7 +40,6 @@ from .._validation import check_dense_allowed, check_labels, check_number, check
 from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import call_all
 from ..optim.descent import LineSearchDescent, make_directions
 from ..optim.line_search import WolfeSettings
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
@@ -287,42 +286,34 @@ class NeRVRun(Run):
                 self.tradeoff = checked["tradeoff"]
             self._evaluate_here()
             if self.history:
-                self._record(evaluations=1, step_length=0.0)
+                self._record(dict(evaluations=1))
         return self
-
-    def _advance(self, n, callbacks):
-        if n > 0 and not self.history:
-            with _config.KERNEL_LOCK:
-                self._record(evaluations=0, step_length=0.0)
-        for _ in range(n):
-            with _config.KERNEL_LOCK:
-                if self._follow_schedule():
-                    self._record(evaluations=1, step_length=0.0)
-                evaluations, moved = self._iterate()
-                self.iteration += 1
-                self._record(evaluations=evaluations, step_length=moved)
-            if callbacks and call_all(callbacks, self):
-                break
 
     # -- internals -----------------------------------------------------------
     def _iterate(self):
-        """One line-search step; returns (cost evaluations, length of the move).
+        """One line-search step; returns its cost evaluations and the length of the move.
 
         When even a steepest-descent step finds no lower cost the run is
         converged for this objective: later iterations cost nothing until the
         objective changes (``set_params``, a widening stage, new annotations).
         """
         result = self._descent.iterate()
-        return result.evaluations, result.step_length
+        return dict(evaluations=result.evaluations, step_length=result.step_length)
 
-    def _record(self, *, evaluations, step_length):
+    def _after_iteration(self):
+        if self._follow_schedule():
+            # The objective changed at a widening stage: record its cost here.
+            self._record(dict(evaluations=1))
+
+    def _record(self, stats):
         recall, precision = self._descent.info
         record = dict(iteration=self.iteration, cost=float(self._descent.f),
                       tradeoff=self.tradeoff, effective_neighbors=self.effective_neighbors,
                       recall_divergence=float(recall),
                       precision_divergence=float(precision),
                       grad_norm=float(np.sqrt(np.sum(self._descent.g ** 2))),
-                      step_length=step_length, evaluations=evaluations,
+                      step_length=stats.get("step_length", 0.0),
+                      evaluations=stats.get("evaluations", 0),
                       seconds=time.perf_counter() - self._started)
         self.history.append(record)
         logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, record["cost"])
@@ -626,7 +617,7 @@ class SNeRVRun(NeRVRun):
             self.learning_metric = metric
             self._set_neighbourhoods(P, beta, D2, stages, self.anneal_iter if widening else 0)
             if self.history:
-                self._record(evaluations=1, step_length=0.0)
+                self._record(dict(evaluations=1))
         return self
 
 

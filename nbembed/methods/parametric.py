@@ -35,7 +35,6 @@ from .._kernels import parametric as kernels
 from .._validation import check_data, check_number, check_option
 from ..annotations import Annotations
 from ..optim import LiveParameter, Run
-from ..optim.callbacks import call_all
 from ..optim.descent import LineSearchDescent
 from ..optim.directions import LBFGS
 from ..optim.line_search import WolfeSettings
@@ -235,20 +234,6 @@ class ParametricEmbeddingRun(Run):
             self._use_posteriors(P)
         return self
 
-    def _advance(self, n, callbacks):
-        if n > 0 and not self.history:
-            with _config.KERNEL_LOCK:
-                self._record({})
-        for _ in range(n):
-            if self.converged:
-                break
-            with _config.KERNEL_LOCK:
-                stats = self._round()
-                self.iteration += 1
-                self._record(stats)
-            if callbacks and call_all(callbacks, self):
-                break
-
     # -- internals -----------------------------------------------------------
     def _evaluate(self, Phi, R, max_newton):
         """Solve R (in place) for Phi with at most ``max_newton`` Newton steps per
@@ -278,7 +263,7 @@ class ParametricEmbeddingRun(Run):
     def _small(self, grad):
         return float(np.linalg.norm(grad)) <= self.tol * self.n_samples
 
-    def _round(self):
+    def _iterate(self):
         self._stats = stats = dict(evaluations=0, newton_steps=0, step_length=0.0)
         if self._descent.evaluate():
             self._R = self._descent.info

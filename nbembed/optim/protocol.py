@@ -22,8 +22,9 @@ changing its parameters never interleave inside an iteration.
 
 from __future__ import annotations
 
+from .. import _config
 from .._validation import check_number
-from .callbacks import as_list
+from .callbacks import as_list, call_all
 
 #: Names used in ``annotation_kinds``: which parts of
 #: :class:`~nbembed.Annotations` a method reads.
@@ -84,6 +85,12 @@ class Run:
     name = "run"
     live_parameters: dict = {}
     annotation_kinds: tuple = ()
+    #: Iterations between two records in ``history`` (the last one of every
+    #: ``step`` call is always recorded).
+    record_every = 1
+    #: True once further iterations cannot change the embedding (the run
+    #: stops early; changing the objective may clear it).
+    converged = False
 
     # -- state ---------------------------------------------------------------
     @property
@@ -154,9 +161,45 @@ class Run:
                     cb.on_end(self)
         return self
 
-    def _advance(self, n, callbacks):  # pragma: no cover - abstract
-        """Do up to ``n`` iterations, calling ``callbacks`` after each."""
+    def _advance(self, n, callbacks):
+        """Do up to ``n`` iterations, calling ``callbacks`` after each.
+
+        The one loop of every iterative run: each iteration holds the kernel
+        lock while the run moves (``_iterate``), counts, records (every
+        ``record_every`` iterations and after the last one of the call) and
+        follows its schedule (``_after_iteration``). A converged run does
+        nothing; a callback that asks to stop ends the call, recorded.
+        """
+        if n > 0 and not self.history:
+            with _config.KERNEL_LOCK:
+                self._record({})
+        for k in range(n):
+            if self.converged:
+                break
+            with _config.KERNEL_LOCK:
+                stats = self._iterate()
+                self.iteration += 1
+                recorded = k == n - 1 or self.iteration % self.record_every == 0
+                if recorded:
+                    self._record(stats)
+                self._after_iteration()
+            if callbacks and call_all(callbacks, self):
+                if not recorded:
+                    with _config.KERNEL_LOCK:
+                        self._record(stats)
+                break
+
+    def _iterate(self):  # pragma: no cover - abstract
+        """Move the embedding by one iteration; return a dict of its statistics
+        for :meth:`_record` (may be empty)."""
         raise NotImplementedError
+
+    def _record(self, stats):  # pragma: no cover - abstract
+        """Append a record of the current state (with ``stats``) to ``history``."""
+        raise NotImplementedError
+
+    def _after_iteration(self):
+        """Follow the schedule once an iteration is counted and recorded."""
 
     def check_params(self, params):
         """Validate live parameter values without changing anything.

@@ -24,7 +24,6 @@ import numpy as np
 
 from .. import _config
 from .._validation import check_number
-from .callbacks import call_all
 from .optimizers import FixedPoint, MomentumGains
 from .protocol import Run
 
@@ -151,7 +150,7 @@ class EmbeddingRun(Run):
         self.exaggeration = float(exaggeration)
         self.exaggeration_iter = int(exaggeration_iter)
         self.momentum = momentum
-        self.cost_every = int(cost_every)
+        self.record_every = int(cost_every)
         self.iteration = 0
         self.history = []
         self.recoveries = 0
@@ -210,23 +209,6 @@ class EmbeddingRun(Run):
         return self
 
     # -- internals -----------------------------------------------------------
-    def _advance(self, n, callbacks):
-        if n > 0 and not self.history:
-            with _config.KERNEL_LOCK:
-                self._record()
-        for k in range(n):
-            with _config.KERNEL_LOCK:
-                self._iterate()
-                self.iteration += 1
-                last = k == n - 1
-                if last or self.iteration % self.cost_every == 0:
-                    self._record()
-            if callbacks and call_all(callbacks, self):
-                if not last:
-                    with _config.KERNEL_LOCK:
-                        self._record()
-                break
-
     def _schedule(self):
         if self.iteration < self.exaggeration_iter:
             return self.exaggeration, self.momentum[0], "gradient"
@@ -245,8 +227,9 @@ class EmbeddingRun(Run):
         self._Yt -= self._Yt.mean(axis=1, keepdims=True)
         if not np.all(np.isfinite(self._Yt)):
             self._recover("non-finite embedding")
+        return {}
 
-    def _record(self):
+    def _record(self, stats):
         cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
         exaggeration, _, optimizer = self._schedule()
         watch = optimizer == "fixed-point" and self._good_cost is not None

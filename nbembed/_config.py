@@ -41,6 +41,13 @@ KERNEL_LOCK = threading.RLock()
 #: points.
 DENSE_AFFINITY_MAX_N = int(os.environ.get("NBEMBED_DENSE_AFFINITY_MAX_N", 5000))
 
+#: Up to this many points ``repulsion="auto"`` sums the repulsion exactly over
+#: all pairs (one fused, vectorized pass); above it, approximately (HSSNE's
+#: "adaptive" choice). Exact and Barnes-Hut took the same time at about 6000 points; at
+#: 10 000 Barnes-Hut was 1.5x faster, at 20 000 2.5x (docs/scale.md).
+#: Overridable with the environment variable ``NBEMBED_EXACT_REPULSION_MAX_N``.
+EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 10000))
+
 #: Largest n x n float64 array nbembed allocates without being asked to, in bytes.
 #: Dense affinities or distance matrices above it raise a ``MemoryError`` whose
 #: message names the sparse alternative.

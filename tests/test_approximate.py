@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference as ref
 import reference_approximate as ref_approx
-from nbembed import HSSNE
+from nbembed import HSSNE, _config
 from nbembed._kernels import barnes_hut, hssne, interpolation
 from nbembed.affinity import joint_probabilities
 from nbembed.affinity import perplexity as affinity_module
@@ -220,7 +220,7 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     optimizer is the fixed-point update.
     """
     X, _ = digits_runs
-    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 1000)
+    monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 1000)
     start = HSSNE(affinity="knn", random_state=0).prepare(X).embedding
     starts = [start * (1 + 1e-9 * np.random.default_rng(seed).normal(size=start.shape))
               for seed in range(4)]
@@ -307,7 +307,7 @@ def test_serial_equals_parallel():
 def test_auto_repulsion_threshold(monkeypatch, rng):
     X = rng.normal(size=(300, 5))
     assert HSSNE(perplexity=10).prepare(X).repulsion == "exact"
-    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 200)
+    monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 200)
     run = HSSNE(perplexity=10).prepare(X)
     assert run.repulsion == "adaptive" and sp.issparse(run.P_mixed)  # dense P converted
     # The tree for so few points (a grid of 150 x 150 nodes is more than 4 per point) ...

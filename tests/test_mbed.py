@@ -12,8 +12,10 @@ import reference_mbed as refm
 from conftest import load_shared
 from nbembed import Annotations
 from nbembed._kernels import mbed as kernels
-from nbembed.methods.mbed import Mbed, MbedRun, conjugate_gradients, embedding_radius, \
+from nbembed.methods.mbed import Mbed
+from nbembed.methods.mbed_run import conjugate_gradients, embedding_radius, \
     iterations_per_step, lambda_schedule, margin_criterion
+from nbembed.objectives.mbed import MbedObjective
 
 
 def finite_difference(cost, Y, eps=1e-6):
@@ -136,27 +138,26 @@ def test_boundary_term_gradients(labelled_problem, K, soft, term, prior):
 @pytest.mark.parametrize("K", [2, 3])
 @pytest.mark.parametrize("labels", [None, "hard", "soft"])
 @pytest.mark.parametrize("prior", [False, True])
-def test_total_gradient_through_the_run(labelled_problem, K, labels, prior):
-    """The run's objective C - (A + B) + D: value against the reference, gradient by
+def test_total_gradient_of_the_objective(labelled_problem, K, labels, prior):
+    """The objective C - (A + B) + D: value against the reference, gradient by
     finite differences."""
     P, Y, W, T, weights = labelled_problem(K, labels == "soft")
     if labels is None:
         weights = np.zeros(len(Y))
     pi = np.arange(1, K + 1) / np.arange(1, K + 1).sum() if prior else None
     n = len(Y)
-    run = MbedRun(P + P.T, np.sum(P[P > 0] * np.log(P[P > 0])), Y, np.zeros((K, n)),
-                  directions=W, soft_labels=T, label_weights=weights,
-                  log_prior=None if pi is None else np.log(pi), n_iter=20, n_iter_init=0,
-                  n_anneal=4)
-    run._Yt[:] = Y.T
-    run.set_params(lambda_=0.6)
-    run._targets = T  # the targets as given, not at the schedule's confidence
+    objective = MbedObjective(P + P.T, np.sum(P[P > 0] * np.log(P[P > 0])), directions=W,
+                              soft_labels=T, label_weights=weights,
+                              log_prior=None if pi is None else np.log(pi))
+    objective.use_lambda(0.6, radius=1.0)
+    objective.targets = T  # the targets as given, not at the schedule's confidence
 
     def cost(Z):
-        return run._objective(np.ascontiguousarray(Z.T).reshape(-1))[0]
+        return objective.value(np.ascontiguousarray(Z.T))
 
-    f, g = run._objective(np.ascontiguousarray(Y.T).reshape(-1))
-    grad = g.reshape(K, n).T
+    g = np.empty((K, n))
+    f, _ = objective.value_and_gradient(np.ascontiguousarray(Y.T), g)
+    grad = g.T
     expected = refm.total_cost(P, Y, W, 0.6, T, weights if labels else None, pi)
     assert f == pytest.approx(expected, rel=1e-11)
     np.testing.assert_allclose(grad, refm.total_grad(P, Y, W, 0.6, T, weights if labels else None,
@@ -260,7 +261,7 @@ def test_input_neighbourhoods_and_default_sigma(rng):
     model.prepare(X)
     assert model.sigma_ == pytest.approx(sigma)
     P = refm.input_neighbourhoods(D, sigma)
-    np.testing.assert_allclose(run.M, P + P.T, rtol=1e-12)
+    np.testing.assert_allclose(run.objective.M, P + P.T, rtol=1e-12)
 
 
 # -- the optimizer ------------------------------------------------------------------------------
@@ -415,8 +416,8 @@ def test_confidence_weights_the_label_term(rng):
     ann = Annotations(60, n_classes=2)
     ann.set_labels(range(5), 1, confidence=0.5)
     run = small().prepare(X, annotations=ann)
-    np.testing.assert_allclose(run._weights[:5], 0.5)
-    assert np.all(run._weights[5:] == 0)
+    np.testing.assert_allclose(run.objective.label_weights[:5], 0.5)
+    assert np.all(run.objective.label_weights[5:] == 0)
 
 
 THREADS_SCRIPT = """

@@ -13,7 +13,7 @@ from sklearn.metrics import pairwise_distances
 import reference_mbed as refm
 from nbembed import Mbed
 from nbembed._kernels import sne_grid
-from nbembed.methods import hssne as hssne_module
+from nbembed.affinity import fixed_width
 from nbembed.methods import mbed as mbed_module
 
 
@@ -79,7 +79,7 @@ def test_sparse_input_neighbourhoods(rng):
     np.fill_diagonal(D, np.inf)
     idx = np.argsort(D, axis=1)[:, :10]
     dist = np.take_along_axis(D, idx, axis=1)
-    P = mbed_module.sparse_input_neighbourhoods(dist, idx, 1.5)
+    P = fixed_width.sparse_input_neighbourhoods(dist, idx, 1.5)
     dense = np.zeros((120, 120))
     np.put_along_axis(dense, idx, np.exp(-dist ** 2 / 1.5 ** 2), axis=1)
     np.testing.assert_allclose(P.toarray(), dense / dense.sum(axis=1, keepdims=True),
@@ -88,11 +88,11 @@ def test_sparse_input_neighbourhoods(rng):
 
 def test_sampled_sigma_estimates_the_quantile(rng):
     X = rng.normal(size=(3000, 6))
-    exact = mbed_module.default_sigma(pairwise_distances(X), 3)
-    assert mbed_module.sampled_sigma(X, 3, "euclidean", 0) == pytest.approx(exact, rel=0.02)
+    exact = fixed_width.default_sigma(pairwise_distances(X), 3)
+    assert fixed_width.sampled_sigma(X, 3, "euclidean", 0) == pytest.approx(exact, rel=0.02)
     D = pairwise_distances(X[:900])
-    assert mbed_module.sampled_sigma(D, 2, "precomputed", 0) == pytest.approx(
-        mbed_module.default_sigma(D, 2), rel=0.02)
+    assert fixed_width.sampled_sigma(D, 2, "precomputed", 0) == pytest.approx(
+        fixed_width.default_sigma(D, 2), rel=0.02)
 
 
 def _blobs(rng, n=1200):
@@ -121,17 +121,17 @@ def test_auto_choices(rng, monkeypatch):
 
     X, _ = _blobs(rng, 300)
     run = Mbed(max_iter=30).prepare(X)
-    assert run.repulsion == "exact" and not sp.issparse(run.M)
+    assert run.objective.repulsion == "exact" and not sp.issparse(run.objective.M)
     monkeypatch.setattr(_config, "DENSE_AFFINITY_MAX_N", 200)
-    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N", 250)
+    monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 250)
     run = Mbed(max_iter=30).prepare(X)
-    assert run.repulsion == "fft" and sp.issparse(run.M)
-    assert run.M.nnz <= 2 * 300 * mbed_module.KNN_NEIGHBORS
+    assert run.objective.repulsion == "fft" and sp.issparse(run.objective.M)
+    assert run.objective.M.nnz <= 2 * 300 * mbed_module.KNN_NEIGHBORS
     run.step(30)
     assert np.all(np.isfinite(run.embedding))
     # Three classes in three dimensions stay exact; in two they use the grid.
-    assert Mbed(n_classes=3, max_iter=30).prepare(X).repulsion == "exact"
-    assert Mbed(n_classes=3, n_components=2, max_iter=30).prepare(X).repulsion == "fft"
+    assert Mbed(n_classes=3, max_iter=30).prepare(X).objective.repulsion == "exact"
+    assert Mbed(n_classes=3, n_components=2, max_iter=30).prepare(X).objective.repulsion == "fft"
 
 
 def test_one_dimension_on_the_grid(rng):

@@ -655,7 +655,7 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
 
 
 def test_slider_specs_carry_open_and_closed_ends():
-    from nbembed.methods.mbed import LAMBDA
+    from nbembed.methods.mbed_run import LAMBDA
 
     spec = explorer_module._param_spec(LAMBDA)
     assert (spec["low"], spec["low_open"], spec["high"], spec["high_open"]) == \

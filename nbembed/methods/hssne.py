@@ -9,7 +9,6 @@ partners (or, as in the paper, P~ = (1 - rho) P + rho U).
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from typing import NamedTuple
 
@@ -42,13 +41,6 @@ RHO = LiveParameter("rho", 0.0, 1.0, (0.0, 1.0), 0.05,
 AUTO_FIXED_POINT_ABOVE_ALPHA = 1.0
 
 REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
-
-#: Up to this many points ``repulsion="auto"`` sums the repulsion exactly over
-#: all pairs (one fused, vectorized pass); above it, approximately ("adaptive",
-#: below). Exact and Barnes-Hut took the same time at about 6000 points; at
-#: 10 000 Barnes-Hut was 1.5x faster, at 20 000 2.5x (docs/scale.md).
-#: Overridable with the environment variable ``NBEMBED_EXACT_REPULSION_MAX_N``.
-EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 10000))
 
 #: The same limit for alphas without a closed-form kernel when P is sparse
 #: (with a dense P the attraction costs an exp and a log per pair whatever the
@@ -143,7 +135,7 @@ def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=F
                       warn=True):
     """The repulsion "auto" stands for, or an error for a combination that cannot work."""
     if repulsion == "auto":
-        limit = EXACT_REPULSION_MAX_N
+        limit = _config.EXACT_REPULSION_MAX_N
         if sparse_affinities and n_components <= 2 and not kernels.has_closed_form(alpha):
             limit = EXACT_REPULSION_MAX_N_ANY_ALPHA
         if n <= limit:

@@ -1,0 +1,11 @@
+"""The costs of the gradient-based methods, apart from how they are optimized.
+
+Each objective evaluates one method's cost and gradient at variables the run
+passes in (see :class:`~nbembed.objectives.base.Objective`); optimizers in
+:mod:`nbembed.optim` move the variables, and a run ties the two together.
+"""
+
+from .base import Objective
+from .mbed import MbedObjective
+
+__all__ = ["Objective", "MbedObjective"]

@@ -1,0 +1,83 @@
+"""What every objective offers the optimizers and runs.
+
+An objective is one cost of a method and its gradient, evaluated at variables
+the run owns and passes in: for point embeddings the transposed positions,
+shape (d, n), the layout the kernels read. It knows nothing of iterations,
+schedules or optimizers. Runs change it through :meth:`Objective.set_params`
+(the live parameters) and through what the method's schedule needs (NeRV's
+neighbourhood widths, Mbed's lambda, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Objective:
+    """Base class of the costs in :mod:`nbembed.objectives`.
+
+    Subclasses implement :meth:`value_and_gradient`; first-order optimizers
+    that evaluate the cost less often than the gradient use :meth:`gradient`
+    and :meth:`value`, which objectives with cheaper separate evaluations
+    override.
+
+    Attributes
+    ----------
+    name : str
+        The method's name, shown in logs and in the widget.
+    live_parameters : dict
+        Name -> :class:`~nbembed.optim.LiveParameter` of the parameters
+        :meth:`set_params` accepts.
+    annotation_kinds : tuple of str
+        The parts of :class:`~nbembed.Annotations` the cost uses.
+    """
+
+    name = "objective"
+    live_parameters: dict = {}
+    annotation_kinds: tuple = ()
+
+    def value_and_gradient(self, x, grad):  # pragma: no cover - abstract
+        """The cost at ``x``; its gradient is written into ``grad`` (x's shape).
+
+        Returns
+        -------
+        cost : float
+        info : object or None
+            What else the evaluation found at ``x`` (parts of the cost, state
+            solved for x), kept by line-search runs for the accepted point.
+        """
+        raise NotImplementedError
+
+    def value(self, x):
+        """The cost at ``x``."""
+        return self.value_and_gradient(x, np.empty_like(x))[0]
+
+    def gradient(self, x, grad, exaggeration=1.0):
+        """Write the gradient at ``x`` into ``grad``.
+
+        ``exaggeration`` multiplies the attraction (early exaggeration) in
+        objectives that have one. Returns the per-point scale of the
+        fixed-point update where the objective has one, else None.
+        """
+        if exaggeration != 1.0:
+            raise ValueError(f"{self.name} has no attraction to exaggerate.")
+        self.value_and_gradient(x, grad)
+        return None
+
+    def line_search_function(self, shape):
+        """``fun(flat) -> (cost, gradient, info)`` over flat variables of ``shape``,
+        the form :class:`~nbembed.optim.descent.LineSearchDescent` minimizes."""
+        def fun(flat):
+            grad = np.empty(shape)
+            cost, info = self.value_and_gradient(flat.reshape(shape), grad)
+            return cost, grad.reshape(-1), info
+        return fun
+
+    def get_params(self):
+        """Current values of the live parameters."""
+        return {name: getattr(self, name) for name in self.live_parameters}
+
+    def set_params(self, **checked):
+        """Use these (already validated) live parameter values."""
+        for name, value in checked.items():
+            setattr(self, name, value)

@@ -16,7 +16,9 @@ from nbembed._metrics_retrieval import retrieval_precision_recall, smoothed_prec
     smoothed_recall
 from nbembed.affinity import conditional_probabilities
 from nbembed.affinity.learning_metric import LearningMetric
-from nbembed.methods.nerv import NeRV, NeRVRun, SNeRV, auto_neighbors
+from nbembed.methods.nerv import NeRV, SNeRV, auto_neighbors
+from nbembed.methods.nerv_run import NeRVRun
+from nbembed.objectives.nerv import NeRVObjective
 from nbembed.methods.sne import SNERun
 from nbembed.metrics import knn_error
 
@@ -30,13 +32,13 @@ def _problem(rng, n=30, d=2, n_neighbors=5.0):
 
 
 def _run(P, beta, Y, tradeoff, optimizer="lbfgs"):
-    return NeRVRun(P, beta, Y, tradeoff=tradeoff, n_iter=10, optimizer=optimizer)
+    return NeRVRun(NeRVObjective(P, beta, tradeoff), Y, n_iter=10, optimizer=optimizer)
 
 
 def _cost_and_gradient(run, Y):
     Yt = np.ascontiguousarray(Y.T)
     grad = np.empty_like(Yt)
-    return run._evaluate(Yt, grad), grad.T
+    return run.objective.value_and_gradient(Yt, grad)[0], grad.T
 
 
 @pytest.fixture(scope="module")
@@ -151,12 +153,12 @@ def test_widening_stages_halve_and_end_at_the_final_neighbourhoods(iris):
     assert run.anneal_iter == 30
     seen = {}
     for _ in range(40):
-        seen.setdefault(run.effective_neighbors, _row_entropy(run._P))
+        seen.setdefault(run.effective_neighbors, _row_entropy(run.objective.P))
         run.step(1)
     assert list(seen) == [37.25, 18.625, 9.3125, 5]
     for k, entropy in seen.items():
         np.testing.assert_allclose(entropy, np.log(k), atol=1e-6)   # every row calibrated
-    assert run._P is run.P and run.sq_distances is None
+    assert run.objective.P is run.P and run.sq_distances is None
     changes = [h["iteration"] for h in run.history if h["evaluations"] == 1
                and h["step_length"] == 0.0]
     assert {10, 20, 30} <= set(changes)     # each stage change is recorded

@@ -1,8 +1,10 @@
 """Estimators with the scikit-learn API, built on the run protocol."""
 
 from .hssne import HSSNE, HSSNERun
-from .mbed import Mbed, MbedRun
-from .nerv import NeRV, NeRVRun, SNeRV, SNeRVRun
+from .mbed import Mbed
+from .mbed_run import MbedRun
+from .nerv import NeRV, SNeRV
+from .nerv_run import NeRVRun, SNeRVRun
 from .parametric import ParametricEmbedding, ParametricEmbeddingRun
 from .spectral import (DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, SpectralRun,
                        SpectralSSDR)

@@ -7,5 +7,6 @@ passes in (see :class:`~nbembed.objectives.base.Objective`); optimizers in
 
 from .base import Objective
 from .mbed import MbedObjective
+from .nerv import NeRVObjective
 
-__all__ = ["Objective", "MbedObjective"]
+__all__ = ["Objective", "MbedObjective", "NeRVObjective"]

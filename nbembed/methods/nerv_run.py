@@ -1,0 +1,361 @@
+"""NeRV's and SNeRV's runs: one line-search step per iteration, widening first.
+
+Each iteration is one quasi-Newton (L-BFGS, the default) or conjugate-gradient
+step with a strong Wolfe line search on
+:class:`~nbembed.objectives.nerv.NeRVObjective`, done by
+:class:`~nbembed.optim.descent.LineSearchDescent` with NeRV's settings below
+(docs/nerv.md has the measurements behind the default). The SNE-family
+schedule (early exaggeration, momentum and gains) is not used: it multiplies
+an attraction that NeRV's precision term does not have.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+from sklearn.base import clone
+
+from .. import _config
+from .._validation import check_labels
+from ..affinity import conditional_probabilities
+from ..affinity.widening import widened_neighbourhoods, widening_stages
+from ..objectives.nerv import NeRVObjective
+from ..optim import Run
+from ..optim.descent import LineSearchDescent, make_directions
+from ..optim.line_search import WolfeSettings
+
+logger = logging.getLogger("nbembed")
+
+#: The default optimizer and the alternative (docs/nerv.md compares them).
+OPTIMIZERS = ("lbfgs", "cg")
+
+#: Function evaluations allowed in one line search: a step stays within a few
+#: gradient evaluations, so ``step(1)`` returns promptly.
+MAX_LINE_SEARCH_EVALUATIONS = 12
+
+#: Past pairs kept by L-BFGS.
+LBFGS_MEMORY = 10
+
+#: Line searches of the two optimizers: quasi-Newton steps need only a loose
+#: search (curvature constant 0.9), conjugacy a fairly exact one (0.1). Trial
+#: steps grow at most fourfold.
+LINE_SEARCHES = {
+    "lbfgs": WolfeSettings(c1=1e-4, c2=0.9, max_evaluations=MAX_LINE_SEARCH_EVALUATIONS,
+                           growth=4.0),
+    "cg": WolfeSettings(c1=1e-4, c2=0.1, max_evaluations=MAX_LINE_SEARCH_EVALUATIONS,
+                        growth=4.0),
+}
+
+
+class NeRVRun(Run):
+    """A resumable NeRV optimization (the run protocol of :mod:`nbembed.optim.protocol`).
+
+    Each iteration is one L-BFGS or conjugate-gradient step with a strong Wolfe
+    line search (usually one or two cost-and-gradient evaluations). The cost is
+    known at every iteration, so every iteration is recorded in ``history``
+    with ``cost``, both divergences (``recall_divergence`` = sum_i
+    KL(P_i || Q_i), ``precision_divergence`` = sum_i KL(Q_i || P_i)),
+    ``tradeoff`` and ``effective_neighbors``. A step is only taken if it lowers the
+    cost and the new embedding is finite, so no NaN ever reaches ``embedding``.
+
+    Widening: the first ``anneal_iter`` iterations use broader neighbourhoods,
+    in stages of equal length whose effective number of neighbours halves
+    from stage to stage (``stages``). Broad neighbourhoods first arrange the
+    global layout, narrow ones then refine it, which avoids the poor local
+    minima of a start at the final widths (docs/nerv.md). A stage change
+    alters the objective: the cost is re-evaluated and recorded, and the
+    search directions restart.
+
+    Parameters
+    ----------
+    objective : NeRVObjective
+        The cost at the final neighbourhoods (kept as ``P`` and ``beta``).
+    Y0 : ndarray (n, d)
+        Starting embedding.
+    n_iter : int
+        Length of the default schedule.
+    optimizer : {"lbfgs", "cg"}
+    n_neighbors : float, optional
+        The effective number of neighbours P was calibrated with (for display).
+    sq_distances : ndarray (n, n), optional
+        Squared input distances, needed for widening.
+    stages : list of (float, ndarray), optional
+        Effective neighbours and precisions of the widening stages, widest first
+        (see ``widening_stages``).
+    anneal_iter : int
+        Iterations spent in the widening stages.
+    widening_neighbors : float, optional
+        The effective number of neighbours the stages start from (kept to
+        rebuild them for new neighbourhoods).
+    """
+
+    name = "NeRV"
+    live_parameters = NeRVObjective.live_parameters
+    annotation_kinds = ()
+
+    def __init__(self, objective, Y0, *, n_iter, optimizer="lbfgs", n_neighbors=None,
+                 sq_distances=None, stages=(), anneal_iter=0, widening_neighbors=None):
+        self.objective = objective
+        self.n_neighbors = n_neighbors
+        self.widening_neighbors = widening_neighbors
+        self.n_iter = int(n_iter)
+        self.optimizer = optimizer
+        self.iteration = 0
+        self.history = []
+        self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
+        # The first search moves the points by about 1% of the embedding's spread;
+        # a search restarted from steepest descent first tries the last move's length.
+        self._descent = LineSearchDescent(
+            objective.line_search_function(self._Yt.shape), self._Yt.reshape(-1), make_directions(optimizer, LBFGS_MEMORY),
+            line_search=LINE_SEARCHES[optimizer], first_step="relative", first_move=0.01,
+            continued_step="unit" if optimizer == "lbfgs" else "previous_move",
+            restart_with_previous_move=True)
+        self._started = time.perf_counter()
+        with _config.KERNEL_LOCK:
+            self._set_neighbourhoods(objective.P, objective.beta, sq_distances, stages,
+                                     anneal_iter)
+
+    @property
+    def tradeoff(self):
+        """Precision (0) vs recall (1): the live parameter of the objective."""
+        return self.objective.tradeoff
+
+    # -- neighbourhoods --------------------------------------------------------
+    def _set_neighbourhoods(self, P, beta, sq_distances=None, stages=(), anneal_iter=0):
+        """The final neighbourhoods (and the widening stages); evaluates the cost."""
+        self.P = np.ascontiguousarray(P, dtype=np.float64)
+        self.beta = np.ascontiguousarray(beta, dtype=np.float64)
+        self.sq_distances = sq_distances
+        self.stages = list(stages) if sq_distances is not None else []
+        self.anneal_iter = int(anneal_iter) if self.stages else 0
+        self.stage = None
+        self._follow_schedule(force=True)
+
+    def _stage_at(self, iteration):
+        """Index of the widening stage at ``iteration``, or -1 for the final widths."""
+        if iteration >= self.anneal_iter:
+            return -1
+        return min(iteration * len(self.stages) // self.anneal_iter, len(self.stages) - 1)
+
+    @property
+    def effective_neighbors(self):
+        """The effective number of neighbours of the current neighbourhoods."""
+        return self.n_neighbors if self.stage == -1 else self.stages[self.stage][0]
+
+    def _follow_schedule(self, force=False):
+        """Switch to the neighbourhoods of the current stage; True if they changed."""
+        stage = self._stage_at(self.iteration)
+        if stage == self.stage and not force:
+            return False
+        if stage == -1:
+            self.objective.use_neighbourhoods(self.P, self.beta)
+            self.sq_distances = None          # widening is over: free n^2 floats
+        else:
+            beta = self.stages[stage][1]
+            P, logP = widened_neighbourhoods(self.sq_distances, beta)
+            self.objective.use_neighbourhoods(P, beta, logP)
+        self.stage = stage
+        self._evaluate_here()
+        return True
+
+    def _evaluate_here(self):
+        """The objective changed: evaluate it here and restart the search directions."""
+        self._descent.reset()
+        self._descent.evaluate()
+
+    def rescale(self):
+        """Multiply the embedding by the factor that minimizes the current cost.
+
+        Used on a PCA or random start, whose size is arbitrary whereas the
+        output widths are the input's.
+        """
+        Y0 = self._Yt.T.copy()
+        with _config.KERNEL_LOCK:
+            factor = best_scale(lambda Y: self.objective.value(np.ascontiguousarray(Y.T)),
+                                Y0, 1.0 / np.sqrt(self.objective.beta))
+            self._Yt *= factor
+            self._evaluate_here()
+        return factor
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the current embedding, shape (n_samples, n_components)."""
+        return self._Yt.T.copy()
+
+    @property
+    def n_samples(self):
+        return self._Yt.shape[1]
+
+    @property
+    def cost(self):
+        """The objective at the current embedding."""
+        return float(self._descent.f)
+
+    @property
+    def divergences(self):
+        """(sum_i KL(P_i || Q_i), sum_i KL(Q_i || P_i)) at the current embedding."""
+        return tuple(float(v) for v in self._descent.info)
+
+    # -- control -------------------------------------------------------------
+    def set_params(self, **params):
+        """Change ``tradeoff`` and continue from the current embedding.
+
+        The search direction restarts from the steepest descent of the new
+        cost; the embedding does not move until the next ``step``.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For an unknown name or a value outside its range; nothing changes.
+        """
+        checked = self.check_params(params)
+        with _config.KERNEL_LOCK:
+            self.objective.set_params(**checked)
+            self._evaluate_here()
+            if self.history:
+                self._record(dict(evaluations=1))
+        return self
+
+    # -- internals -----------------------------------------------------------
+    def _iterate(self):
+        """One line-search step; returns its cost evaluations and the length of the move.
+
+        When even a steepest-descent step finds no lower cost the run is
+        converged for this objective: later iterations cost nothing until the
+        objective changes (``set_params``, a widening stage, new annotations).
+        """
+        result = self._descent.iterate()
+        return dict(evaluations=result.evaluations, step_length=result.step_length)
+
+    def _after_iteration(self):
+        if self._follow_schedule():
+            # The objective changed at a widening stage: record its cost here.
+            self._record(dict(evaluations=1))
+
+    def _record(self, stats):
+        recall, precision = self._descent.info
+        record = dict(iteration=self.iteration, cost=float(self._descent.f),
+                      tradeoff=self.tradeoff, effective_neighbors=self.effective_neighbors,
+                      recall_divergence=float(recall),
+                      precision_divergence=float(precision),
+                      grad_norm=float(np.sqrt(np.sum(self._descent.g ** 2))),
+                      step_length=stats.get("step_length", 0.0),
+                      evaluations=stats.get("evaluations", 0),
+                      seconds=time.perf_counter() - self._started)
+        self.history.append(record)
+        logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, record["cost"])
+
+
+def best_scale(cost_at, Y0, sigma):
+    """The factor c minimizing ``cost_at(c * Y0)``, by a coarse grid and golden sections.
+
+    A PCA or MDS start has the right shape but an arbitrary size, whereas
+    NeRV's output neighbourhoods have the input's widths sigma_i. The grid
+    spans factors 2^-4 ... 2^12 around the scale where the first coordinate's
+    spread equals the median sigma.
+    """
+    spread = float(np.std(Y0[:, 0])) or 1.0
+    base = float(np.median(sigma)) / spread
+    logs = np.log(base) + np.log(2.0) * np.arange(-4, 13)
+    costs = np.array([cost_at(np.exp(t) * Y0) for t in logs])
+    k = int(np.argmin(costs))
+    lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, len(logs) - 1)]
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+    fa, fb = cost_at(np.exp(a) * Y0), cost_at(np.exp(b) * Y0)
+    for _ in range(12):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - golden * (hi - lo)
+            fa = cost_at(np.exp(a) * Y0)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + golden * (hi - lo)
+            fb = cost_at(np.exp(b) * Y0)
+    candidates = [(costs[k], logs[k]), (fa, a), (fb, b)]
+    return float(np.exp(min(candidates)[1]))
+
+
+def metric_targets(y, annotations, n_samples):
+    """Keyword arguments for ``LearningMetric.fit`` from labels and annotations.
+
+    Hand-made labels (hard or soft, weighted by their confidence) take
+    precedence over ``y`` where both label a point.
+    """
+    if annotations is None:
+        if y is None:
+            raise ValueError("SNeRV requires y to be passed, but the target y is None: pass "
+                             "class labels (-1 for unlabelled points) or annotations with "
+                             "labels.")
+        return dict(y=y)
+    if annotations.n_samples != n_samples:
+        raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                         f"{n_samples}.")
+    soft = annotations.soft_label_matrix()
+    weights = annotations.confidences()
+    if y is not None:
+        y = check_labels(y, n_samples)
+        width = max(soft.shape[1], int(y.max()) + 1)
+        soft = np.pad(soft, ((0, 0), (0, width - soft.shape[1])))
+        fill = (weights == 0) & (y >= 0)
+        soft[fill, y[fill]] = 1.0
+        weights = np.where(fill, 1.0, weights)
+    return dict(soft_labels=soft, sample_weight=weights)
+
+
+class SNeRVRun(NeRVRun):
+    """A resumable SNeRV optimization: NeRV on learning-metric distances.
+
+    ``set_annotations`` re-fits the learning metric on the new labels,
+    recomputes all distances and neighbourhoods, and continues from the
+    current embedding. That takes as long as the metric's fit and the O(n^2)
+    distances (seconds at n = 1000, more with model selection); the run's
+    state is swapped only at the end, so a worker stepping the run meanwhile
+    is not blocked.
+    """
+
+    name = "SNeRV"
+    annotation_kinds = ("labels", "soft_labels")
+
+    def __init__(self, objective, Y0, *, X, learning_metric, **kwargs):
+        super().__init__(objective, Y0, **kwargs)
+        self.X = X
+        self.learning_metric = learning_metric
+
+    def set_annotations(self, annotations=None, y=None):
+        """Re-fit the learning metric on these labels; continue from the current embedding.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+            Hard and soft labels (with their confidence as weight).
+        y : array-like of int, optional
+            Labels with -1 for unlabelled points.
+
+        Returns
+        -------
+        self
+        """
+        metric = clone(self.learning_metric).fit(
+            self.X, **metric_targets(y, annotations, self.X.shape[0]))
+        D = metric.pairwise_distances(self.X)
+        P, beta = conditional_probabilities(D, self.n_neighbors, method="exact",
+                                            metric="precomputed")
+        widening = self.iteration < self.anneal_iter
+        D2 = np.square(D) if widening else None
+        stages = widening_stages(D2, self.n_neighbors, self.widening_neighbors) \
+            if widening else []
+        with _config.KERNEL_LOCK:
+            self.learning_metric = metric
+            self._set_neighbourhoods(P, beta, D2, stages, self.anneal_iter if widening else 0)
+            if self.history:
+                self._record(dict(evaluations=1))
+        return self

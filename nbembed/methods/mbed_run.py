@@ -102,7 +102,7 @@ def margin_criterion(Y, labels, directions):
 #: The paper optimized with C. E. Rasmussen's ``minimize.m``: Polak-Ribiere+ conjugate
 #: gradients and a strong Wolfe line search with sufficient decrease 0.01, curvature
 #: 0.5, extrapolation at most 3x and at most 20 evaluations per search; the first
-#: step 1 / (1 + |g|^2), each later first guess the last step scaled by the ratio of
+#: step 1 / (1 + ‖g‖²), each later first guess the last step scaled by the ratio of
 #: the last two initial slopes (at most 100).
 LINE_SEARCH = WolfeSettings(c1=0.01, c2=0.5, max_evaluations=20, growth=3.0)
 

@@ -1,9 +1,9 @@
-"""NeRV's cost (Venna & Kaski, 2007): a tradeoff between the two KL divergences.
+"""NeRV's cost (Venna & Kaski, 2007): a tradeoff between the two KL divergences::
 
     E = tradeoff * sum_i KL(P_i || Q_i) + (1 - tradeoff) * sum_i KL(Q_i || P_i)
 
 with conditional input neighbourhoods P_i and output neighbourhoods
-q_ij proportional to exp(-beta_i |y_i - y_j|^2), of the same precisions beta_i.
+q_ij proportional to exp(-beta_i ‖y_i - y_j‖²), of the same precisions beta_i.
 The first divergence penalizes missed neighbours (recall; tradeoff = 1 is
 SNE), the second false ones (precision). The kernel is
 :func:`nbembed._kernels.nerv.nerv_gradient`.

@@ -21,8 +21,8 @@ from .line_search import WolfeSettings, strong_wolfe
 #: How the first trial step of a search is chosen when the direction starts
 #: afresh (steepest descent):
 #: "relative": move x by ``first_move`` times its norm;
-#: "inverse_gradient": a = 1 / (1 + |g|^2) (Rasmussen's ``minimize.m``);
-#: "unit_length": a move of length at most 1, a = min(1, 1 / |g|).
+#: "inverse_gradient": a = 1 / (1 + ‖g‖²) (Rasmussen's ``minimize.m``);
+#: "unit_length": a move of length at most 1, a = min(1, 1 / ‖g‖).
 FIRST_STEPS = ("relative", "inverse_gradient", "unit_length")
 #: ... and when it continues earlier ones:
 #: "unit": a = 1, the natural step of a quasi-Newton direction;
@@ -42,7 +42,7 @@ class IterationResult(NamedTuple):
     evaluations : int
         Calls of the objective in this iteration.
     step_length : float
-        |x_new - x_old|, 0 if x did not move.
+        ‖x_new - x_old‖, 0 if x did not move.
     """
 
     moved: bool
@@ -87,7 +87,7 @@ class LineSearchDescent:
         (a restart, a reset objective) first tries to move as far as the last
         step did, instead of ``first_step``.
     first_move : float
-        The fraction of |x| of a "relative" first step (|x| = 0: 1e-12).
+        The fraction of ‖x‖ of a "relative" first step (‖x‖ = 0: 1e-12).
     max_step_ratio : float
         Largest factor of the "slope_ratio" rule.
 
@@ -124,7 +124,7 @@ class LineSearchDescent:
         self.first_move = float(first_move)
         self.max_step_ratio = float(max_step_ratio)
         self.evaluations = 0
-        self._last_move = None     # |x_new - x_old| of the last accepted step, kept over resets
+        self._last_move = None     # ‖x_new - x_old‖ of the last accepted step, kept over resets
         self.reset()
 
     def reset(self):

@@ -1,7 +1,7 @@
 """Search directions for line-search descent: L-BFGS and Polak-Ribiere+ conjugate gradients.
 
 Both act on flat float64 arrays and keep what they learn from past steps
-until :meth:`reset` (the objective changed). A fresh object gives the
+until ``reset()`` (the objective changed). A fresh object gives the
 steepest descent direction -g.
 """
 
@@ -35,7 +35,7 @@ class LBFGS:
         Pairs (s, y) kept.
     """
 
-    #: A pair is kept only if s.y > CURVATURE_FLOOR |s| |y|: without positive
+    #: A pair is kept only if s.y > CURVATURE_FLOOR ‖s‖ ‖y‖: without positive
     #: curvature along s the estimate would lose positive definiteness.
     CURVATURE_FLOOR = 1e-12
 

@@ -4,7 +4,7 @@ Along a descent direction d from x, with phi(a) = f(x + a d), a step a is
 accepted when
 
     phi(a) <= phi(0) + c1 a phi'(0)        (sufficient decrease)
-    |phi'(a)| <= c2 |phi'(0)|               (strong curvature condition).
+    abs(phi'(a)) <= c2 abs(phi'(0))       (strong curvature condition).
 
 The search first extrapolates: while the trial steps keep decreasing the
 cost steeply it tries longer ones (a cubic extrapolation, at most ``growth``

@@ -22,12 +22,11 @@ import numpy as np
 import traitlets
 
 from .._validation import check_labels, check_option
-from ..annotations import Annotations
 from ..methods.registry import default_method
 from ..optim.protocol import check_live_params
-from . import annotating, messages, palette
+from . import annotating, arguments, messages, palette
 from .precomputed import Precomputed
-from .traits import FLOAT32, UINT8, UINT16, UINT32, binary_trait, decode, encode
+from .traits import FLOAT32, UINT16, UINT32, binary_trait, decode, encode
 from .view import VIEWS, PlaneView, normalize
 from .worker import EXTRA_ITERATIONS, RunWorker
 
@@ -39,10 +38,6 @@ BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
 #: Upper limit on the bytes per second of position updates: with many points,
 #: frames are sent less often than ``frame_rate``.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
-#: Largest ``images`` array (as uint8) sent to the browser.
-MAX_IMAGE_BYTES = 64 * 2**20
-#: Most categories of a non-float ``colors`` array.
-MAX_CATEGORIES = 1024
 #: Traits the browser may change; its updates of other traits of ours are ignored.
 BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate"})
 
@@ -224,11 +219,11 @@ class Explorer(anywidget.AnyWidget):
         if not callable(getattr(method, "prepare", None)):
             raise TypeError(f"method must have a prepare(X, y, annotations=...) method returning "
                             f"a run, such as nbembed.HSSNE(); got {type(method).__name__}.")
-        n = self._count_samples(X)
+        n = arguments.count_samples(X)
         self._X = X
         self._method = method
         self._y = None if labels is None else check_labels(labels, n, name="labels")
-        self._annotations = self._initial_annotations(n, self._y, class_names, annotations)
+        self._annotations = arguments.initial_annotations(n, self._y, class_names, annotations)
         if annotations is None:
             self._y = None  # the labels live in the annotations
         self._n = n
@@ -245,7 +240,7 @@ class Explorer(anywidget.AnyWidget):
         self._embedding = None
         self._snapshot = None
         self._plane = PlaneView(check_option(view, "view", VIEWS))
-        self._user_coloring = None if colors is None else self._check_colors(colors, n)
+        self._user_coloring = None if colors is None else arguments.check_colors(colors, n)
         self._last_publish = -math.inf
         self.frames_sent = 0
         self.skipped_frames = 0
@@ -257,9 +252,9 @@ class Explorer(anywidget.AnyWidget):
                        class_names=list(self.annotations.class_names),
                        annotation_summary=repr(self.annotations))
         if hover_text is not None:
-            initial["hover_text"] = self._check_hover_text(hover_text, n)
+            initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
-            initial["_images"], initial["image_shape"] = self._check_images(images, n)
+            initial["_images"], initial["image_shape"] = arguments.check_images(images, n)
         super().__init__(**initial)
         self.on_msg(self._on_browser_message)
         self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
@@ -267,75 +262,6 @@ class Explorer(anywidget.AnyWidget):
                                  extra_iterations=extra_iterations)
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)
-
-    # ------------------------------------------------------------------ input checks
-    @staticmethod
-    def _count_samples(X):
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) >= 1:
-            return int(shape[0])
-        try:
-            return len(X)
-        except TypeError:
-            raise TypeError(f"X must be array-like (n_samples, n_features); got "
-                            f"{type(X).__name__}.") from None
-
-    @staticmethod
-    def _initial_annotations(n, y, class_names, annotations):
-        if annotations is None:
-            if y is not None:
-                return Annotations.from_labels(y, class_names=class_names)
-            return Annotations(n, class_names=class_names)
-        if not isinstance(annotations, Annotations):
-            raise TypeError(f"annotations must be an nbembed.Annotations (for example "
-                            f"Annotations.from_json(text)); got {type(annotations).__name__}.")
-        if annotations.n_samples != n:
-            raise ValueError(f"annotations are for {annotations.n_samples} points but X has {n}.")
-        if class_names is not None and \
-                list(class_names) != annotations.class_names[:len(class_names)]:
-            raise ValueError(f"class_names {list(class_names)} differ from the class names of "
-                             f"the annotations {annotations.class_names}; leave class_names out "
-                             f"when passing annotations.")
-        return annotations
-
-    @staticmethod
-    def _check_colors(colors, n):
-        values = np.asarray(colors)
-        if values.shape != (n,):
-            raise ValueError(f"colors must have one value per point, shape ({n},); got "
-                             f"{values.shape}.")
-        if values.dtype.kind not in "biufUSO":
-            raise TypeError(f"colors must hold numbers or strings; got dtype {values.dtype}.")
-        if values.dtype.kind != "f" and len(np.unique(values)) > MAX_CATEGORIES:
-            raise ValueError(f"colors has more than {MAX_CATEGORIES} distinct values; pass "
-                             f"floats (np.asarray(colors, dtype=float)) for a colour ramp.")
-        return palette.by_values(values)
-
-    @staticmethod
-    def _check_hover_text(hover_text, n):
-        texts = [str(t) for t in hover_text]
-        if len(texts) != n:
-            raise ValueError(f"hover_text must have one entry per point ({n}); got {len(texts)}.")
-        return texts
-
-    @staticmethod
-    def _check_images(images, n):
-        images = np.asarray(images)
-        if images.ndim not in (3, 4) or images.shape[0] != n or \
-                (images.ndim == 4 and images.shape[3] not in (3, 4)):
-            raise ValueError(f"images must have shape (n_samples, h, w) or (n_samples, h, w, 3 "
-                             f"or 4) with n_samples = {n}; got {images.shape}.")
-        if images.dtype.kind not in "biuf":
-            raise TypeError(f"images must be numeric; got dtype {images.dtype}.")
-        if images.size > MAX_IMAGE_BYTES:
-            raise ValueError(f"images would send {images.size / 2**20:.0f} MiB to the browser "
-                             f"(limit {MAX_IMAGE_BYTES / 2**20:.0f} MiB); pass smaller thumbnails.")
-        if images.dtype != np.uint8:
-            images = images.astype(np.float64)
-            low, high = np.nanmin(images), np.nanmax(images)
-            scale = 255.0 / (high - low) if high > low else 0.0
-            images = np.nan_to_num((images - low) * scale).round().astype(np.uint8)
-        return encode(images, UINT8), list(images.shape[1:])
 
     # ------------------------------------------------------------------ public API
     @property

@@ -385,7 +385,7 @@ class Explorer(anywidget.AnyWidget):
             ann = self.annotations
             idx = self.selection if indices is None else indices
             if mode == "soft_label":
-                action = self._labelling(ann, idx, label, confidence, new_class)
+                action = annotating.soft_label_action(ann, idx, label, confidence, new_class)
             elif mode == "must_link":
                 def action():
                     ann.add_must_link(idx)
@@ -412,24 +412,6 @@ class Explorer(anywidget.AnyWidget):
                                         confidence) if self._adopted is not None else ""
         self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
         self.update_annotations()
-
-    def _labelling(self, ann, idx, label, confidence, new_class):
-        if (label is None) == (new_class is None):
-            raise ValueError("give either label= (an existing class, by index or name) or "
-                             "new_class= (the name of a new class).")
-        if new_class is not None:
-            def action():
-                ann.set_labels(idx, ann.add_class(new_class), confidence)
-            return action
-        k = annotating.class_index(ann, label)
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and \
-                not 0 <= k < ann.n_classes:
-            raise ValueError(f"there is no class {k} (classes 0..{ann.n_classes - 1}); pass "
-                             f"new_class='name' to create one.")
-
-        def action():
-            ann.set_labels(idx, k, confidence)
-        return action
 
     def undo(self):
         """Undo the last annotation action; return its description (None if none)."""

@@ -6,6 +6,11 @@ browser as float32 bytes at most ``frame_rate`` times a second. Sliders,
 lasso selections and annotation commands come back as trait updates and
 custom messages; every one of them is checked (:mod:`~nbembed.widget.messages`)
 and a malformed one is ignored with a warning in the widget.
+
+This module holds the widget's traits, its constructor and its public
+methods. Sending frames (:class:`~nbembed.widget.frames.FrameStream`) and the
+run's controls (:class:`~nbembed.widget.controls.LiveControls`) are mixed in;
+the constructor's arguments are checked in :mod:`~nbembed.widget.arguments`.
 """
 
 from __future__ import annotations
@@ -455,6 +460,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
                     self.send_state(name)
 
     def notify_change(self, change):
+        """Called when a property has changed."""
         # Trait changes from the worker and the main thread must not interleave
         # inside ipywidgets' hold_sync bookkeeping.
         with self._sync_lock:

@@ -25,7 +25,7 @@ from nbembed.optim import LiveParameter  # noqa: E402
 from nbembed.optim.callbacks import as_list, call_all  # noqa: E402
 from nbembed.optim.protocol import Run  # noqa: E402
 from nbembed.widget import explorer as explorer_module  # noqa: E402
-from nbembed.widget import messages, palette  # noqa: E402
+from nbembed.widget import controls, messages, palette  # noqa: E402
 from nbembed.widget.annotating import ActionLog, selection_indices, unused_notice  # noqa: E402
 from nbembed.widget.explorer import BundleMissingError, Explorer  # noqa: E402
 from nbembed.widget.traits import FLOAT32, UINT16, UINT32, bytes_from_json, decode, \
@@ -657,12 +657,12 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
 def test_slider_specs_carry_open_and_closed_ends():
     from nbembed.methods.mbed_run import LAMBDA
 
-    spec = explorer_module._param_spec(LAMBDA)
+    spec = controls.param_spec(LAMBDA)
     assert (spec["low"], spec["low_open"], spec["high"], spec["high_open"]) == \
         (0.0, True, None, True)
     assert spec["min"] > 0  # a slider never offers the excluded end
     at_zero = LiveParameter("lambda_", 0.0, math.inf, (0.0, 2.0), 0.1, "", low_open=True)
-    assert explorer_module._param_spec(at_zero)["min"] == pytest.approx(0.1)
+    assert controls.param_spec(at_zero)["min"] == pytest.approx(0.1)
     assert LAMBDA.interval == "(0, inf)" and ALPHA.interval == "[0, inf)"
     with pytest.raises(ValueError, match=r"lambda_ must be in \(0, inf\), got 0.0"):
         LAMBDA.validate(0.0)

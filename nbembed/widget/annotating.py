@@ -95,6 +95,51 @@ def class_index(annotations, label):
     return label
 
 
+def soft_label_action(annotations, indices, label=None, confidence=1.0, new_class=None):
+    """The ``"soft_label"`` action, checked before anything changes.
+
+    Parameters
+    ----------
+    annotations : Annotations
+    indices : array-like of int or bool mask
+        The points to label.
+    label : int or str, optional
+        An existing class, by index or name.
+    confidence : float, default 1.0
+    new_class : str, optional
+        The name of a class to create and label the points with; give either
+        this or ``label``.
+
+    Returns
+    -------
+    callable
+        Makes the change when called with no arguments (for
+        :meth:`ActionLog.record`).
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``label`` and ``new_class`` are given, or the
+        class does not exist.
+    """
+    if (label is None) == (new_class is None):
+        raise ValueError("give either label= (an existing class, by index or name) or "
+                         "new_class= (the name of a new class).")
+    if new_class is not None:
+        def action():
+            annotations.set_labels(indices, annotations.add_class(new_class), confidence)
+        return action
+    k = class_index(annotations, label)
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and \
+            not 0 <= k < annotations.n_classes:
+        raise ValueError(f"there is no class {k} (classes 0..{annotations.n_classes - 1}); pass "
+                         f"new_class='name' to create one.")
+
+    def action():
+        annotations.set_labels(indices, k, confidence)
+    return action
+
+
 def unused_notice(mode, kinds, run_name, confidence=1.0):
     """A sentence telling the user the run ignores this kind of annotation, or ""."""
     used = [kind for kind in KINDS_USED[mode] if kind in kinds]

@@ -6,6 +6,11 @@ browser as float32 bytes at most ``frame_rate`` times a second. Sliders,
 lasso selections and annotation commands come back as trait updates and
 custom messages; every one of them is checked (:mod:`~nbembed.widget.messages`)
 and a malformed one is ignored with a warning in the widget.
+
+This module holds the widget's traits, its constructor and its public
+methods. Sending frames (:class:`~nbembed.widget.frames.FrameStream`) and the
+run's controls (:class:`~nbembed.widget.controls.LiveControls`) are mixed in;
+the constructor's arguments are checked in :mod:`~nbembed.widget.arguments`.
 """
 
 from __future__ import annotations
@@ -15,20 +20,19 @@ import math
 import pathlib
 import threading
 import time
-from dataclasses import dataclass
 
 import anywidget
 import numpy as np
 import traitlets
 
 from .._validation import check_labels, check_option
-from ..annotations import Annotations
 from ..methods.registry import default_method
-from ..optim.protocol import check_live_params
-from . import annotating, messages, palette
+from . import annotating, arguments, messages
+from .controls import LiveControls
+from .frames import FrameStream
 from .precomputed import Precomputed
-from .traits import FLOAT32, UINT8, UINT16, UINT32, binary_trait, decode, encode
-from .view import VIEWS, PlaneView, normalize
+from .traits import UINT32, binary_trait, decode, encode
+from .view import VIEWS, PlaneView
 from .worker import EXTRA_ITERATIONS, RunWorker
 
 logger = logging.getLogger("nbembed")
@@ -36,13 +40,6 @@ logger = logging.getLogger("nbembed")
 BUNDLE = pathlib.Path(__file__).parent / "static" / "explorer.js"
 BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
 
-#: Upper limit on the bytes per second of position updates: with many points,
-#: frames are sent less often than ``frame_rate``.
-MAX_STREAM_BYTES_PER_SECOND = 8e6
-#: Largest ``images`` array (as uint8) sent to the browser.
-MAX_IMAGE_BYTES = 64 * 2**20
-#: Most categories of a non-float ``colors`` array.
-MAX_CATEGORIES = 1024
 #: Traits the browser may change; its updates of other traits of ours are ignored.
 BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate"})
 
@@ -64,47 +61,7 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-@dataclass
-class _Snapshot:
-    """What was last shown: the run's state at one moment."""
-
-    embedding: np.ndarray
-    anchors: np.ndarray | None
-    membership: np.ndarray | None
-    iteration: int
-    cost: float | None
-
-
-def _last_cost(history):
-    for record in reversed(history or []):
-        cost = record.get("cost")
-        if cost is not None and math.isfinite(cost):
-            return float(cost)
-    return None
-
-
-def _param_spec(p):
-    """A live parameter as the browser's slider needs it (JSON: no infinities).
-
-    ``low``/``high`` are the accepted interval (None: unbounded), with
-    ``low_open``/``high_open`` saying whether the end itself is excluded;
-    ``min``/``max`` the slider's range, kept inside the interval.
-    """
-    finite = (lambda v: float(v) if math.isfinite(v) else None)
-    low, high = finite(p.low), finite(p.high)
-    slider_min, slider_max = float(p.slider[0]), float(p.slider[1])
-    if low is not None and (slider_min < low or (p.low_open and slider_min == low)):
-        slider_min = low + float(p.step) if p.low_open else low
-    if high is not None and (slider_max > high or (p.high_open and slider_max == high)):
-        slider_max = high - float(p.step) if p.high_open else high
-    return {"name": p.name, "label": p.display_name, "low": low, "high": high,
-            "low_open": bool(p.low_open or low is None),
-            "high_open": bool(p.high_open or high is None),
-            "min": slider_min, "max": max(slider_min, slider_max), "step": float(p.step),
-            "description": p.description, "allows_auto": bool(p.allows_auto)}
-
-
-class Explorer(anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -224,11 +181,11 @@ class Explorer(anywidget.AnyWidget):
         if not callable(getattr(method, "prepare", None)):
             raise TypeError(f"method must have a prepare(X, y, annotations=...) method returning "
                             f"a run, such as nbembed.HSSNE(); got {type(method).__name__}.")
-        n = self._count_samples(X)
+        n = arguments.count_samples(X)
         self._X = X
         self._method = method
         self._y = None if labels is None else check_labels(labels, n, name="labels")
-        self._annotations = self._initial_annotations(n, self._y, class_names, annotations)
+        self._annotations = arguments.initial_annotations(n, self._y, class_names, annotations)
         if annotations is None:
             self._y = None  # the labels live in the annotations
         self._n = n
@@ -245,7 +202,7 @@ class Explorer(anywidget.AnyWidget):
         self._embedding = None
         self._snapshot = None
         self._plane = PlaneView(check_option(view, "view", VIEWS))
-        self._user_coloring = None if colors is None else self._check_colors(colors, n)
+        self._user_coloring = None if colors is None else arguments.check_colors(colors, n)
         self._last_publish = -math.inf
         self.frames_sent = 0
         self.skipped_frames = 0
@@ -257,9 +214,9 @@ class Explorer(anywidget.AnyWidget):
                        class_names=list(self.annotations.class_names),
                        annotation_summary=repr(self.annotations))
         if hover_text is not None:
-            initial["hover_text"] = self._check_hover_text(hover_text, n)
+            initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
-            initial["_images"], initial["image_shape"] = self._check_images(images, n)
+            initial["_images"], initial["image_shape"] = arguments.check_images(images, n)
         super().__init__(**initial)
         self.on_msg(self._on_browser_message)
         self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
@@ -267,75 +224,6 @@ class Explorer(anywidget.AnyWidget):
                                  extra_iterations=extra_iterations)
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)
-
-    # ------------------------------------------------------------------ input checks
-    @staticmethod
-    def _count_samples(X):
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) >= 1:
-            return int(shape[0])
-        try:
-            return len(X)
-        except TypeError:
-            raise TypeError(f"X must be array-like (n_samples, n_features); got "
-                            f"{type(X).__name__}.") from None
-
-    @staticmethod
-    def _initial_annotations(n, y, class_names, annotations):
-        if annotations is None:
-            if y is not None:
-                return Annotations.from_labels(y, class_names=class_names)
-            return Annotations(n, class_names=class_names)
-        if not isinstance(annotations, Annotations):
-            raise TypeError(f"annotations must be an nbembed.Annotations (for example "
-                            f"Annotations.from_json(text)); got {type(annotations).__name__}.")
-        if annotations.n_samples != n:
-            raise ValueError(f"annotations are for {annotations.n_samples} points but X has {n}.")
-        if class_names is not None and \
-                list(class_names) != annotations.class_names[:len(class_names)]:
-            raise ValueError(f"class_names {list(class_names)} differ from the class names of "
-                             f"the annotations {annotations.class_names}; leave class_names out "
-                             f"when passing annotations.")
-        return annotations
-
-    @staticmethod
-    def _check_colors(colors, n):
-        values = np.asarray(colors)
-        if values.shape != (n,):
-            raise ValueError(f"colors must have one value per point, shape ({n},); got "
-                             f"{values.shape}.")
-        if values.dtype.kind not in "biufUSO":
-            raise TypeError(f"colors must hold numbers or strings; got dtype {values.dtype}.")
-        if values.dtype.kind != "f" and len(np.unique(values)) > MAX_CATEGORIES:
-            raise ValueError(f"colors has more than {MAX_CATEGORIES} distinct values; pass "
-                             f"floats (np.asarray(colors, dtype=float)) for a colour ramp.")
-        return palette.by_values(values)
-
-    @staticmethod
-    def _check_hover_text(hover_text, n):
-        texts = [str(t) for t in hover_text]
-        if len(texts) != n:
-            raise ValueError(f"hover_text must have one entry per point ({n}); got {len(texts)}.")
-        return texts
-
-    @staticmethod
-    def _check_images(images, n):
-        images = np.asarray(images)
-        if images.ndim not in (3, 4) or images.shape[0] != n or \
-                (images.ndim == 4 and images.shape[3] not in (3, 4)):
-            raise ValueError(f"images must have shape (n_samples, h, w) or (n_samples, h, w, 3 "
-                             f"or 4) with n_samples = {n}; got {images.shape}.")
-        if images.dtype.kind not in "biuf":
-            raise TypeError(f"images must be numeric; got dtype {images.dtype}.")
-        if images.size > MAX_IMAGE_BYTES:
-            raise ValueError(f"images would send {images.size / 2**20:.0f} MiB to the browser "
-                             f"(limit {MAX_IMAGE_BYTES / 2**20:.0f} MiB); pass smaller thumbnails.")
-        if images.dtype != np.uint8:
-            images = images.astype(np.float64)
-            low, high = np.nanmin(images), np.nanmax(images)
-            scale = 255.0 / (high - low) if high > low else 0.0
-            images = np.nan_to_num((images - low) * scale).round().astype(np.uint8)
-        return encode(images, UINT8), list(images.shape[1:])
 
     # ------------------------------------------------------------------ public API
     @property
@@ -459,7 +347,7 @@ class Explorer(anywidget.AnyWidget):
             ann = self.annotations
             idx = self.selection if indices is None else indices
             if mode == "soft_label":
-                action = self._labelling(ann, idx, label, confidence, new_class)
+                action = annotating.soft_label_action(ann, idx, label, confidence, new_class)
             elif mode == "must_link":
                 def action():
                     ann.add_must_link(idx)
@@ -486,24 +374,6 @@ class Explorer(anywidget.AnyWidget):
                                         confidence) if self._adopted is not None else ""
         self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
         self.update_annotations()
-
-    def _labelling(self, ann, idx, label, confidence, new_class):
-        if (label is None) == (new_class is None):
-            raise ValueError("give either label= (an existing class, by index or name) or "
-                             "new_class= (the name of a new class).")
-        if new_class is not None:
-            def action():
-                ann.set_labels(idx, ann.add_class(new_class), confidence)
-            return action
-        k = annotating.class_index(ann, label)
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and \
-                not 0 <= k < ann.n_classes:
-            raise ValueError(f"there is no class {k} (classes 0..{ann.n_classes - 1}); pass "
-                             f"new_class='name' to create one.")
-
-        def action():
-            ann.set_labels(idx, k, confidence)
-        return action
 
     def undo(self):
         """Undo the last annotation action; return its description (None if none)."""
@@ -553,116 +423,6 @@ class Explorer(anywidget.AnyWidget):
             labels = np.where(labels >= 0, labels, self._y)
         self._labels = labels
 
-    def _class_names_for(self, top):
-        names = list(self.annotations.class_names)
-        return names + [f"class {k}" for k in range(len(names), top + 1)]
-
-    def _on_status(self, status, error):
-        with self._sync_lock, self.hold_sync():
-            self.status = status
-            self.error = error
-
-    def _on_step(self, run, force):
-        Y = run.embedding
-        if not np.all(np.isfinite(Y)):
-            self.skipped_frames += 1
-            return
-        self._embedding = Y
-        if run is not self._adopted:
-            self._adopt(run, Y)
-        elif run.live_parameters is not self._live_source:
-            self._show_controls(run)
-        if len(self.annotations) != self._ann_seen:
-            self.update_annotations()
-        now = time.monotonic()
-        if not force and now - self._last_publish < self._publish_interval():
-            return
-        if force and not self._worker.has_pending_params:
-            self._set_params_from_run(run.get_params())
-        anchors = run.anchors
-        membership = run.membership if self._has_membership else None
-        if anchors is not None and not np.all(np.isfinite(anchors)):
-            anchors = None
-        self._snapshot = _Snapshot(Y, anchors, membership, int(run.iteration),
-                                  _last_cost(run.history))
-        # A forced frame (after a change, or on going idle) lets the next one through
-        # at once: that one shows the first iteration under the change. Forced frames
-        # come at most once per step call, so the stream stays bounded.
-        self._last_publish = -math.inf if force else now
-        self._publish()
-
-    def _publish_interval(self):
-        payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
-        return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
-
-    def _adopt(self, run, Y):
-        """Build the controls for a new run."""
-        self._show_controls(run)
-        self._has_membership = run.membership is not None
-        options = ["label"] + (["predicted"] if self._has_membership else []) + \
-            (["user"] if self._user_coloring is not None else [])
-        with self._sync_lock, self.hold_sync():
-            self.annotation_kinds = list(run.annotation_kinds)
-            self.method_name = str(getattr(run, "name", type(run).__name__))
-            self.color_options = options
-            if self.color_by not in options:
-                self.color_by = "label"
-            self.n_components = int(Y.shape[1])
-            self._adopted = run
-
-    def _show_controls(self, run):
-        """Sliders for the live parameters the run declares now (a run may refine
-        a slider's range as it learns its scale, as Mbed does once r is known)."""
-        self._live_source = run.live_parameters
-        self._live = dict(run.live_parameters)
-        with self._sync_lock:
-            self.param_specs = [_param_spec(p) for p in self._live.values()]
-
-    def _set_params_from_run(self, values):
-        # JSON has no infinity or NaN: such values are shown as "auto".
-        values = {name: (float(v) if v is not None and math.isfinite(v) else None)
-                  for name, v in values.items()}
-        with self._sync_lock:
-            self._params_from_run = True
-            try:
-                self.params = values
-            finally:
-                self._params_from_run = False
-
-    def _publish(self):
-        """Send the last snapshot in the current view and colouring."""
-        with self._sync_lock:
-            snap = self._snapshot
-            if snap is None:
-                return
-            points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
-            points, anchors = normalize(points, anchors)
-            coloring = self._coloring(snap)
-            with self.hold_sync():
-                self._positions = encode(points, FLOAT32)
-                self._anchors = b"" if anchors is None else encode(anchors, FLOAT32)
-                self._codes = encode(coloring.codes, UINT16)
-                self.palette = coloring.palette
-                self.legend = coloring.legend
-                self.view_note = self._plane.note
-                self.iteration = snap.iteration
-                self.cost = snap.cost
-            self.frames_sent += 1
-
-    def _coloring(self, snap):
-        n_anchors = 0 if snap.anchors is None else len(snap.anchors)
-        if self.color_by == "user" and self._user_coloring is not None:
-            return palette.with_anchors(self._user_coloring, n_anchors, 0)
-        labels = self._labels
-        if self.color_by == "predicted" and snap.membership is not None:
-            M = np.asarray(snap.membership, dtype=np.float64)
-            if M.ndim == 2 and M.shape[0] == self._n and M.shape[1] > 0:
-                ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
-                labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
-        names = self._class_names_for(int(labels.max()) if labels.size else -1)
-        coloring = palette.by_class(labels, names)
-        return palette.with_anchors(coloring, n_anchors, len(names))
-
     # ------------------------------------------------------------------ browser side
     def _warn(self, message):
         logger.info("nbembed Explorer: %s", message)
@@ -700,6 +460,7 @@ class Explorer(anywidget.AnyWidget):
                     self.send_state(name)
 
     def notify_change(self, change):
+        """Called when a property has changed."""
         # Trait changes from the worker and the main thread must not interleave
         # inside ipywidgets' hold_sync bookkeeping.
         with self._sync_lock:
@@ -715,72 +476,3 @@ class Explorer(anywidget.AnyWidget):
         except (TypeError, ValueError) as err:
             raise traitlets.TraitError(str(err)) from None
 
-    @traitlets.validate("params")
-    def _valid_params(self, proposal):
-        value = proposal["value"]
-        if not isinstance(value, dict):
-            raise traitlets.TraitError(f"params must be a dict, got {type(value).__name__}.")
-        if self._params_from_run:
-            return dict(value)
-        try:
-            checked = self._check_live(value)
-        except (TypeError, ValueError) as err:
-            raise traitlets.TraitError(str(err)) from None
-        for name, v in checked.items():
-            if v is not None and not math.isfinite(v):
-                raise traitlets.TraitError(f"{name} must be finite, got {value[name]!r}.")
-        return {**self.params, **checked}
-
-    def _check_live(self, params):
-        """Validate slider values as the run will: through the run once there is
-        one, before that through the live parameters the method declares."""
-        run = self._adopted
-        if run is not None:
-            return run.check_params(params)
-        declared = getattr(self._method, "live_parameters", None)
-        if declared is None:
-            raise ValueError(f"{type(self._method).__name__} declares no live parameters and "
-                             f"its run has not started yet.")
-        return check_live_params(declared, params, type(self._method).__name__)
-
-    @traitlets.observe("params")
-    def _params_changed(self, change):
-        with self._sync_lock:
-            if self._params_from_run:
-                return
-        old = change["old"] or {}
-        changed = {k: v for k, v in change["new"].items() if k not in old or old[k] != v}
-        if changed:
-            self._worker.set_params(**changed)
-
-    @traitlets.validate("color_by")
-    def _valid_color_by(self, proposal):
-        value = proposal["value"]
-        if value not in self.color_options:
-            raise traitlets.TraitError(f"color_by must be one of {self.color_options}; got "
-                                       f"{value!r}.")
-        return value
-
-    @traitlets.validate("view")
-    def _valid_view(self, proposal):
-        value = proposal["value"]
-        if value not in VIEWS:
-            raise traitlets.TraitError(f"view must be one of {', '.join(VIEWS)}; got {value!r}.")
-        return value
-
-    @traitlets.validate("frame_rate")
-    def _valid_frame_rate(self, proposal):
-        value = proposal["value"]
-        if not 0 < value <= 60:
-            raise traitlets.TraitError(f"frame_rate must be in (0, 60] frames per second; got "
-                                       f"{value!r}.")
-        return value
-
-    @traitlets.observe("view", "color_by")
-    def _display_changed(self, change):
-        if getattr(self, "_plane", None) is None:
-            return
-        with self._sync_lock:
-            if change["name"] == "view":
-                self._plane = PlaneView(change["new"])
-            self._publish()

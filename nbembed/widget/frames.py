@@ -1,0 +1,166 @@
+"""Frames: what the Explorer shows of its run, and when.
+
+The worker reports every step (``on_step``) and every change of status
+(``on_status``); :class:`FrameStream` turns a report into a :class:`Snapshot`
+and sends it to the browser as one frame, projected into the chosen
+:mod:`~nbembed.widget.view` and coloured by the chosen array
+(:mod:`~nbembed.widget.palette`). Frames go out at most ``frame_rate`` times
+a second and at most :data:`MAX_STREAM_BYTES_PER_SECOND`; a frame forced by a
+change always goes out.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import traitlets
+
+from . import palette
+from .traits import FLOAT32, UINT16, encode
+from .view import VIEWS, PlaneView, normalize
+
+#: Upper limit on the bytes per second of position updates: with many points,
+#: frames are sent less often than ``frame_rate``.
+MAX_STREAM_BYTES_PER_SECOND = 8e6
+
+
+@dataclass
+class Snapshot:
+    """What was last shown: the run's state at one moment."""
+
+    embedding: np.ndarray
+    anchors: np.ndarray | None
+    membership: np.ndarray | None
+    iteration: int
+    cost: float | None
+
+
+def last_cost(history):
+    """The last finite ``"cost"`` in a run's history, or None."""
+    for record in reversed(history or []):
+        cost = record.get("cost")
+        if cost is not None and math.isfinite(cost):
+            return float(cost)
+    return None
+
+
+class FrameStream(traitlets.HasTraits):
+    """The frame-sending part of :class:`~nbembed.widget.Explorer`.
+
+    A mixin: it uses the Explorer's traits, locks, worker, annotations and
+    the state its constructor sets up (the plane view, the labels, the user
+    colouring). It handles the worker's reports and the display settings
+    the browser may change (``view``, ``color_by``, ``frame_rate``).
+    """
+
+    def _on_status(self, status, error):
+        with self._sync_lock, self.hold_sync():
+            self.status = status
+            self.error = error
+
+    def _on_step(self, run, force):
+        Y = run.embedding
+        if not np.all(np.isfinite(Y)):
+            self.skipped_frames += 1
+            return
+        self._embedding = Y
+        if run is not self._adopted:
+            self._adopt(run, Y)
+        elif run.live_parameters is not self._live_source:
+            self._show_controls(run)
+        if len(self.annotations) != self._ann_seen:
+            self.update_annotations()
+        now = time.monotonic()
+        if not force and now - self._last_publish < self._publish_interval():
+            return
+        if force and not self._worker.has_pending_params:
+            self._set_params_from_run(run.get_params())
+        anchors = run.anchors
+        membership = run.membership if self._has_membership else None
+        if anchors is not None and not np.all(np.isfinite(anchors)):
+            anchors = None
+        self._snapshot = Snapshot(Y, anchors, membership, int(run.iteration),
+                                 last_cost(run.history))
+        # A forced frame (after a change, or on going idle) lets the next one through
+        # at once: that one shows the first iteration under the change. Forced frames
+        # come at most once per step call, so the stream stays bounded.
+        self._last_publish = -math.inf if force else now
+        self._publish()
+
+    def _publish_interval(self):
+        payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
+        return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
+
+    def _publish(self):
+        """Send the last snapshot in the current view and colouring."""
+        with self._sync_lock:
+            snap = self._snapshot
+            if snap is None:
+                return
+            points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
+            points, anchors = normalize(points, anchors)
+            coloring = self._coloring(snap)
+            with self.hold_sync():
+                self._positions = encode(points, FLOAT32)
+                self._anchors = b"" if anchors is None else encode(anchors, FLOAT32)
+                self._codes = encode(coloring.codes, UINT16)
+                self.palette = coloring.palette
+                self.legend = coloring.legend
+                self.view_note = self._plane.note
+                self.iteration = snap.iteration
+                self.cost = snap.cost
+            self.frames_sent += 1
+
+    def _coloring(self, snap):
+        n_anchors = 0 if snap.anchors is None else len(snap.anchors)
+        if self.color_by == "user" and self._user_coloring is not None:
+            return palette.with_anchors(self._user_coloring, n_anchors, 0)
+        labels = self._labels
+        if self.color_by == "predicted" and snap.membership is not None:
+            M = np.asarray(snap.membership, dtype=np.float64)
+            if M.ndim == 2 and M.shape[0] == self._n and M.shape[1] > 0:
+                ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
+                labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
+        names = self._class_names_for(int(labels.max()) if labels.size else -1)
+        coloring = palette.by_class(labels, names)
+        return palette.with_anchors(coloring, n_anchors, len(names))
+
+    def _class_names_for(self, top):
+        names = list(self.annotations.class_names)
+        return names + [f"class {k}" for k in range(len(names), top + 1)]
+
+    # ------------------------------------------------------------------ display settings
+    @traitlets.validate("color_by")
+    def _valid_color_by(self, proposal):
+        value = proposal["value"]
+        if value not in self.color_options:
+            raise traitlets.TraitError(f"color_by must be one of {self.color_options}; got "
+                                       f"{value!r}.")
+        return value
+
+    @traitlets.validate("view")
+    def _valid_view(self, proposal):
+        value = proposal["value"]
+        if value not in VIEWS:
+            raise traitlets.TraitError(f"view must be one of {', '.join(VIEWS)}; got {value!r}.")
+        return value
+
+    @traitlets.validate("frame_rate")
+    def _valid_frame_rate(self, proposal):
+        value = proposal["value"]
+        if not 0 < value <= 60:
+            raise traitlets.TraitError(f"frame_rate must be in (0, 60] frames per second; got "
+                                       f"{value!r}.")
+        return value
+
+    @traitlets.observe("view", "color_by")
+    def _display_changed(self, change):
+        if getattr(self, "_plane", None) is None:
+            return
+        with self._sync_lock:
+            if change["name"] == "view":
+                self._plane = PlaneView(change["new"])
+            self._publish()

@@ -14,8 +14,8 @@ import reference_parametric as ref
 from nbembed import HSSNE, Annotations
 from nbembed._kernels import parametric as kernels
 from nbembed._metrics_parametric import posterior_precision
-from nbembed.methods.parametric import NEWTON_TOL, ParametricEmbedding, \
-    ParametricEmbeddingRun
+from nbembed.methods.parametric import ParametricEmbedding
+from nbembed.objectives.parametric import NEWTON_TOL, ParametricObjective
 from nbembed.posteriors import annotation_posteriors, check_posteriors, \
     classifier_posteriors, naive_bayes_posteriors, soft_nearest_neighbor_posteriors
 
@@ -123,16 +123,16 @@ def test_newton_reaches_the_global_optimum_from_any_start(rng):
 
 
 def test_class_gradient_of_the_reduced_objective(rng):
-    """The run's class gradient at the solved R is the gradient of
+    """The objective's class gradient at the solved R is the gradient of
     F(Phi) = min_R J(R, Phi) (envelope theorem), which the L-BFGS step uses."""
     P, priors, R, Phi = problem(rng, n=25, K=4, d=2)
-    run = ParametricEmbeddingRun(P, R, Phi, priors=priors, eta_r=0.2, eta_phi=1.0, tol=1e-8,
-                                 n_iter=10)
+    objective = ParametricObjective(P, R, priors=priors, eta_r=0.2, eta_phi=1.0)
 
     def F(Fi):
-        return run._solve(Fi, R.copy())[0]
+        return objective.value(Fi)
 
-    _, grad, _ = run._solve(Phi, R.copy())
+    grad = np.empty_like(Phi)
+    objective.value_and_gradient(Phi, grad)
     np.testing.assert_allclose(grad, finite_difference(F, Phi, eps=1e-5), rtol=1e-5,
                                atol=1e-6)
 

@@ -109,7 +109,8 @@ class NeRVRun(Run):
         # The first search moves the points by about 1% of the embedding's spread;
         # a search restarted from steepest descent first tries the last move's length.
         self._descent = LineSearchDescent(
-            objective.line_search_function(self._Yt.shape), self._Yt.reshape(-1), make_directions(optimizer, LBFGS_MEMORY),
+            objective.line_search_function(self._Yt.shape), self._Yt.reshape(-1),
+            make_directions(optimizer, LBFGS_MEMORY),
             line_search=LINE_SEARCHES[optimizer], first_step="relative", first_move=0.01,
             continued_step="unit" if optimizer == "lbfgs" else "previous_move",
             restart_with_previous_move=True)

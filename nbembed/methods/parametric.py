@@ -34,7 +34,8 @@ from .. import _config
 from .._kernels import parametric as kernels
 from .._validation import check_data, check_number, check_option
 from ..annotations import Annotations
-from ..optim import LiveParameter, Run
+from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
+from ..optim import Run
 from ..optim.descent import LineSearchDescent
 from ..optim.directions import LBFGS
 from ..optim.line_search import WolfeSettings
@@ -43,17 +44,6 @@ from ._base import EmbeddingEstimator, enable_verbose_logging
 
 logger = logging.getLogger("nbembed")
 
-ETA_R = LiveParameter("eta_r", 0.0, math.inf, (0.01, 1.0), 0.01,
-                      "Pull of every object toward the origin (keeps each object's problem "
-                      "strictly convex)", label="η_r", low_open=True)
-ETA_PHI = LiveParameter("eta_phi", 0.0, math.inf, (0.0, 200.0), 1.0,
-                        "Pull of the class positions toward the origin", label="η_φ")
-
-#: An object's Newton solve stops when its gradient norm is below this.
-NEWTON_TOL = 1e-9
-#: Most Newton steps per object and solve (damped Newton on these strictly
-#: convex problems takes a handful from a warm start).
-MAX_NEWTON = 100
 #: Curvature pairs kept by the L-BFGS step for Phi. Phi has K d numbers (20
 #: for ten classes in 2-D); with at least that many pairs the estimate can hold
 #: curvature in every direction. Measured with eta_phi = 50: 10 pairs took 108 and 136
@@ -92,24 +82,22 @@ class ParametricEmbeddingRun(Run):
 
     One iteration is one round of the alternation: every object solved by
     Newton's method for the current class positions, then one L-BFGS step
-    for the class positions. Built by :meth:`ParametricEmbedding.prepare`.
+    for the class positions (on :class:`~nbembed.objectives.parametric.ParametricObjective`).
+    Built by :meth:`ParametricEmbedding.prepare`.
 
     Parameters
     ----------
-    P : ndarray (n_samples, n_classes)
-        The given class posteriors (annotations are blended in on top).
-    R0 : ndarray (n_samples, n_components)
-        Starting object positions (only a warm start: R is solved exactly).
+    objective : ParametricObjective
+        The cost, with the given class posteriors and the starting objects
+        (only a warm start: R is solved exactly).
     Phi0 : ndarray (n_classes, n_components)
         Starting class positions.
-    priors : ndarray (n_classes,)
-    eta_r, eta_phi : float
-        Regularization weights (live).
     tol : float
         Converged when ‖dJ/dPhi‖ / n_samples <= tol.
     n_iter : int
         Most rounds of the default schedule.
     annotations : Annotations, optional
+        Soft labels blended into the given posteriors.
 
     Attributes
     ----------
@@ -122,35 +110,29 @@ class ParametricEmbeddingRun(Run):
         round), ``step_length``, live parameters and ``seconds``.
     """
 
-    name = "Parametric Embedding"
-    live_parameters = {"eta_r": ETA_R, "eta_phi": ETA_PHI}
-    annotation_kinds = ("labels", "soft_labels")
+    name = ParametricObjective.name
+    live_parameters = ParametricObjective.live_parameters
+    annotation_kinds = ParametricObjective.annotation_kinds
 
-    def __init__(self, P, R0, Phi0, *, priors, eta_r, eta_phi, tol, n_iter, annotations=None):
-        self.P_given = P
-        self.priors = np.asarray(priors, dtype=np.float64)
-        self._log_prior = np.log(self.priors)
-        self._R = np.array(R0, dtype=np.float64, order="C")
+    def __init__(self, objective, Phi0, *, tol, n_iter, annotations=None):
+        self.objective = objective
+        self.P_given = objective.P
         self._Phi = np.array(Phi0, dtype=np.float64, order="C")
-        self.eta_r = float(eta_r)
-        self.eta_phi = float(eta_phi)
         self.tol = float(tol)
         self.n_iter = int(n_iter)
         self.iteration = 0
         self.history = []
         self.converged = False
-        self._stats = {}
-        # x is Phi itself; every evaluation solves R for it (``_trial``).
-        self._descent = LineSearchDescent(self._trial, self._Phi.reshape(-1),
-                                          LBFGS(LBFGS_MEMORY), line_search=LINE_SEARCH,
-                                          first_step="unit_length", continued_step="unit")
-        self._use_posteriors(blend_annotations(P, annotations))
+        # x is Phi itself; every evaluation solves R for it.
+        self._descent = LineSearchDescent(objective.line_search_function(self._Phi.shape),
+                                          self._Phi.reshape(-1), LBFGS(LBFGS_MEMORY),
+                                          line_search=LINE_SEARCH, first_step="unit_length",
+                                          continued_step="unit")
+        self._use_posteriors(blend_annotations(self.P_given, annotations))
         self._started = time.perf_counter()
 
     def _use_posteriors(self, P):
-        self.P = np.ascontiguousarray(P)
-        positive = self.P[self.P > 0]
-        self._p_log_p = float(np.sum(positive * np.log(positive)))
+        self.objective.use_posteriors(P)
         self._invalidate()
 
     def _invalidate(self):
@@ -160,13 +142,26 @@ class ParametricEmbeddingRun(Run):
 
     # -- state ---------------------------------------------------------------
     @property
+    def P(self):
+        """The posteriors in use (the given ones with annotations blended in)."""
+        return self.objective.P
+
+    @property
+    def eta_r(self):
+        return self.objective.eta_r
+
+    @property
+    def eta_phi(self):
+        return self.objective.eta_phi
+
+    @property
     def embedding(self):
         """A copy of the object positions, shape (n_samples, n_components)."""
-        return self._R.copy()
+        return self.objective.R.copy()
 
     @property
     def n_samples(self):
-        return self._R.shape[0]
+        return self.objective.R.shape[0]
 
     @property
     def anchors(self):
@@ -176,10 +171,8 @@ class ParametricEmbeddingRun(Run):
     @property
     def membership(self):
         """The embedding's class posteriors p(c_k | r_n), shape (n_samples, n_classes)."""
-        Q = np.empty(self.P.shape)
         with _config.KERNEL_LOCK:
-            kernels.membership(self._R, self._Phi, self._log_prior, Q)
-        return Q
+            return self.objective.membership(self._Phi)
 
     @property
     def done(self):
@@ -206,8 +199,7 @@ class ParametricEmbeddingRun(Run):
         """
         checked = self.check_params(params)
         with _config.KERNEL_LOCK:
-            for name, value in checked.items():
-                setattr(self, name, value)
+            self.objective.set_params(**checked)
             self._invalidate()
         return self
 
@@ -235,58 +227,41 @@ class ParametricEmbeddingRun(Run):
         return self
 
     # -- internals -----------------------------------------------------------
-    def _evaluate(self, Phi, R, max_newton):
-        """Solve R (in place) for Phi with at most ``max_newton`` Newton steps per
-        object; return J, dJ/dPhi and the Newton steps taken."""
-        cost, grad, steps, _ = kernels.solve(self.P, R, Phi, self._log_prior, self.eta_r,
-                                             NEWTON_TOL, max_newton)
-        return (cost + self.eta_phi * float(np.sum(Phi ** 2)), grad + 2.0 * self.eta_phi * Phi,
-                steps)
-
-    def _solve(self, Phi, R):
-        return self._evaluate(Phi, R, MAX_NEWTON)
-
-    def _trial(self, x):
-        """(J, dJ/dPhi, R) at the class positions ``x`` (flat), R solved from the current one."""
-        R = self._R.copy()
-        J, grad, steps = self._solve(x.reshape(self._Phi.shape), R)
-        self._stats["evaluations"] = self._stats.get("evaluations", 0) + 1
-        self._stats["newton_steps"] = self._stats.get("newton_steps", 0) + steps
-        return J, grad.reshape(-1), R
-
     def _objective(self):
         """(J, dJ/dPhi) at the current R, which need not be solved yet."""
         if self._descent.f is not None:
             return self._descent.f, self._descent.g.reshape(self._Phi.shape)
-        return self._evaluate(self._Phi, self._R.copy(), 0)[:2]
+        return self.objective.value_here(self._Phi)
 
     def _small(self, grad):
         return float(np.linalg.norm(grad)) <= self.tol * self.n_samples
 
     def _iterate(self):
-        self._stats = stats = dict(evaluations=0, newton_steps=0, step_length=0.0)
+        objective = self.objective
+        before = objective.evaluations, objective.newton_steps
+        stats = dict(step_length=0.0)
         if self._descent.evaluate():
-            self._R = self._descent.info
+            objective.accept(self._descent.info)
         if self._small(self._descent.g):
             self.converged = True
-            return stats
-        result = self._descent.iterate()
-        if not result.moved:
-            # Not even a steepest-descent step lowers J: a minimum to rounding level.
-            self.converged = True
-            return stats
-        self._R = self._descent.info
-        stats["step_length"] = result.step_length
-        if self._small(self._descent.g):
-            self.converged = True
+        else:
+            result = self._descent.iterate()
+            if result.moved:
+                objective.accept(self._descent.info)
+                stats["step_length"] = result.step_length
+                self.converged = self._small(self._descent.g)
+            else:
+                # Not even a steepest-descent step lowers J: a minimum to rounding level.
+                self.converged = True
+        stats.update(evaluations=objective.evaluations - before[0],
+                     newton_steps=objective.newton_steps - before[1])
         return stats
 
     def _record(self, stats):
         J, grad = self._objective()
         n = self.n_samples
-        e = J - self.eta_phi * float(np.sum(self._Phi ** 2)) - \
-            self.eta_r * float(np.sum(self._R ** 2))
-        record = dict(iteration=self.iteration, cost=J, kl=(e + self._p_log_p) / n,
+        record = dict(iteration=self.iteration, cost=J,
+                      kl=self.objective.kl_per_object(J, self._Phi),
                       grad_norm=float(np.linalg.norm(grad)) / n,
                       newton_steps=stats.get("newton_steps", 0) / n,
                       evaluations=stats.get("evaluations", 0),
@@ -466,8 +441,9 @@ class ParametricEmbedding(EmbeddingEstimator):
         if eta_phi == "auto":
             eta_phi = AUTO_ETA_PHI_PER_OBJECT * P.shape[0]
         self.n_features_in_ = P.shape[1]
-        return ParametricEmbeddingRun(P, R0, Phi0, priors=priors, eta_r=params["eta_r"],
-                                      eta_phi=eta_phi, tol=params["tol"],
+        objective = ParametricObjective(P, R0, priors=priors, eta_r=params["eta_r"],
+                                        eta_phi=eta_phi)
+        return ParametricEmbeddingRun(objective, Phi0, tol=params["tol"],
                                       n_iter=params["max_iter"], annotations=annotations)
 
     def fit(self, P, y=None, *, priors=None, annotations=None, init=None, callbacks=None):
@@ -546,7 +522,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         self.embedding_ = run.embedding
         self.class_embedding_ = run.anchors
         self.membership_ = run.membership
-        self.priors_ = run.priors.copy()
+        self.priors_ = run.objective.priors.copy()
         self.eta_r_ = run.eta_r
         self.eta_phi_ = run.eta_phi
         last = run.history[-1] if run.history else None

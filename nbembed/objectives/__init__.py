@@ -8,5 +8,6 @@ passes in (see :class:`~nbembed.objectives.base.Objective`); optimizers in
 from .base import Objective
 from .mbed import MbedObjective
 from .nerv import NeRVObjective
+from .parametric import ParametricObjective
 
-__all__ = ["Objective", "MbedObjective", "NeRVObjective"]
+__all__ = ["Objective", "MbedObjective", "NeRVObjective", "ParametricObjective"]

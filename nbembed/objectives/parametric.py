@@ -1,0 +1,110 @@
+"""Parametric Embedding's cost (Iwata et al., 2007) as a function of the class positions.
+
+    J(R, Phi) = sum_n KL(p(. | x_n) || p(. | r_n)) + eta_r |R|^2 + eta_phi |Phi|^2
+
+up to constants, where p(c_k | r_n) is the embedding's unit-variance Gaussian
+mixture centred on the class positions phi_k. Given Phi, every object's
+problem is strictly convex and independent of the others, so the objective
+optimized over Phi is F(Phi) = min_R J(R, Phi): each evaluation solves R by
+damped Newton steps from the objects' current positions, and dF/dPhi is
+dJ/dPhi at the solved R (the envelope theorem). The kernels are in
+:mod:`nbembed._kernels.parametric`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._kernels import parametric as kernels
+from ..optim import LiveParameter
+from .base import Objective
+
+ETA_R = LiveParameter("eta_r", 0.0, math.inf, (0.01, 1.0), 0.01,
+                      "Pull of every object toward the origin (keeps each object's problem "
+                      "strictly convex)", label="η_r", low_open=True)
+ETA_PHI = LiveParameter("eta_phi", 0.0, math.inf, (0.0, 200.0), 1.0,
+                        "Pull of the class positions toward the origin", label="η_φ")
+
+#: An object's Newton solve stops when its gradient norm is below this.
+NEWTON_TOL = 1e-9
+#: Most Newton steps per object and solve (damped Newton on these strictly
+#: convex problems takes a handful from a warm start).
+MAX_NEWTON = 100
+
+
+class ParametricObjective(Objective):
+    """F(Phi) = min_R J(R, Phi) over the class positions Phi, shape (K, d).
+
+    Parameters
+    ----------
+    P : ndarray (n, K)
+        Class posteriors p(c_k | x_n).
+    R : ndarray (n, d)
+        Object positions: the warm start of every solve, replaced by the
+        solution at the point a run accepts (:meth:`accept`).
+    priors : ndarray (K,)
+    eta_r, eta_phi : float
+        Regularization weights (live).
+
+    Attributes
+    ----------
+    evaluations, newton_steps : int
+        Solves of R so far and the Newton steps they took (summed over objects).
+    """
+
+    name = "Parametric Embedding"
+    live_parameters = {"eta_r": ETA_R, "eta_phi": ETA_PHI}
+    annotation_kinds = ("labels", "soft_labels")
+
+    def __init__(self, P, R, *, priors, eta_r, eta_phi):
+        self.R = np.array(R, dtype=np.float64, order="C")
+        self.priors = np.asarray(priors, dtype=np.float64)
+        self.log_prior = np.log(self.priors)
+        self.eta_r = float(eta_r)
+        self.eta_phi = float(eta_phi)
+        self.evaluations = 0
+        self.newton_steps = 0
+        self.use_posteriors(P)
+
+    def use_posteriors(self, P):
+        """Match these posteriors from now on."""
+        self.P = np.ascontiguousarray(P)
+        positive = self.P[self.P > 0]
+        self.p_log_p = float(np.sum(positive * np.log(positive)))
+
+    def solve(self, Phi, R, max_newton=MAX_NEWTON):
+        """Solve R (in place) for Phi with at most ``max_newton`` Newton steps per
+        object; return J, dJ/dPhi and the Newton steps taken."""
+        cost, grad, steps, _ = kernels.solve(self.P, R, Phi, self.log_prior, self.eta_r,
+                                             NEWTON_TOL, max_newton)
+        return (cost + self.eta_phi * float(np.sum(Phi ** 2)), grad + 2.0 * self.eta_phi * Phi,
+                steps)
+
+    def value_and_gradient(self, Phi, grad):
+        """F at ``Phi``, R solved from the current objects; ``info`` is that R."""
+        R = self.R.copy()
+        cost, grad[:], steps = self.solve(Phi, R)
+        self.evaluations += 1
+        self.newton_steps += steps
+        return cost, R
+
+    def accept(self, R):
+        """Keep ``R`` (solved at the point a run moved to) as the objects' positions."""
+        self.R = R
+
+    def value_here(self, Phi):
+        """(J, dJ/dPhi) at the current R, which need not be solved for Phi."""
+        return self.solve(Phi, self.R.copy(), 0)[:2]
+
+    def kl_per_object(self, J, Phi):
+        """The mean KL divergence per object behind J."""
+        data = J - self.eta_phi * float(np.sum(Phi ** 2)) - self.eta_r * float(np.sum(self.R ** 2))
+        return (data + self.p_log_p) / self.P.shape[0]
+
+    def membership(self, Phi):
+        """p(c_k | r_n) of the current objects, shape (n, K)."""
+        Q = np.empty(self.P.shape)
+        kernels.membership(self.R, Phi, self.log_prior, Q)
+        return Q

@@ -77,7 +77,7 @@ def main(argv=None):
     rows = [[args.data, args.n, X.shape[1], f"{args.alpha:g}", f"{t_prepare:.1f}",
              f"{t_iter:.1f}", f"{t_prepare + t_iter:.1f}", f"{rss_data:.2f}",
              f"{rss_prepare:.2f}", f"{max_rss() / 2**30:.2f}",
-             f"{run.history[-1]['cost']:.4f}", f"{homogeneity(Y, y):.3f}", run.repulsion]]
+             f"{run.history[-1]['cost']:.4f}", f"{homogeneity(Y, y):.3f}", run.objective.repulsion]]
     header = ["data", "n", "d", "alpha", "prepare (s)", "iterations (s)", "total (s)",
               "peak RSS with data (GiB)", "after prepare", "at the end", "final KL",
               "homogeneity", "repulsion"]

@@ -185,7 +185,7 @@ def run_nbembed(P, Y0, alpha, args):
         wall += time.perf_counter() - t0
         cpu += time.process_time() - c0
         snaps.append((run.iteration, wall, cpu, Y))
-    return dict(time=wall, cpu=cpu, snaps=snaps, Y=run.embedding, repulsion=run.repulsion,
+    return dict(time=wall, cpu=cpu, snaps=snaps, Y=run.embedding, repulsion=run.objective.repulsion,
                 optimizer=run.optimizer, recoveries=run.recoveries)
 
 

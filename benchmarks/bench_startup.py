@@ -57,7 +57,7 @@ for alpha in (0.8, 1.3, 0.6, 1.0):
     run.step(1)
     out[str(alpha)] = time.perf_counter() - t
     run.step(20)
-out["repulsion"] = run.repulsion
+out["repulsion"] = run.objective.repulsion
 print(json.dumps(out))
 """
 

@@ -303,7 +303,8 @@ def main(argv=None):
     run = HSSNE(alpha=1.0, affinity="exact", rho=0.5,
                 must_link_mixing="global").prepare(X, annotations=ann[seeds[0]])
     base = {s: mix(P30, u_global(umat[s]), 0.5)[0] for s in seeds}
-    Pm = run.P_mixed.toarray() if hasattr(run.P_mixed, "toarray") else run.P_mixed
+    Pm = run.objective.P_mixed
+    Pm = Pm.toarray() if hasattr(Pm, "toarray") else Pm
     print(f"check: nbembed's P~ (annotations) equals (P + u/sum u)/2 built by hand: "
           f"max |diff| = {np.abs(Pm - base[seeds[0]]).max():.1e}")
 

@@ -244,7 +244,7 @@ def skip_metadata_request_methods(app, what, name, obj, skip, options):
 def resolve_alias(app, env, node, contnode):
     """Resolve a Python reference written with another name of a documented
     object: where it is defined (``nbembed.annotations.Annotations.undo``), or
-    as Python would inside the docstring's own module (``SNERun`` in a
+    as Python would inside the docstring's own module (``MbedRun`` in a
     docstring of nbembed.methods.sne, shown on the page of nbembed.SNE).
     """
     if node.get("refdomain") != "py":

@@ -22,7 +22,7 @@ from nbembed import HSSNE, _config
 from nbembed._kernels import barnes_hut, hssne, interpolation
 from nbembed.affinity import joint_probabilities
 from nbembed.affinity import perplexity as affinity_module
-from nbembed.methods import hssne as hssne_module
+from nbembed.objectives import hssne as hssne_module
 from nbembed.metrics import kl_divergence
 
 ALPHAS = [0.0, 0.5, 1.0, 2.0, 1.3]
@@ -163,7 +163,7 @@ def digits_runs():
 
 def _exact_gradient(run, Yt):
     """4 (attraction - F / Z), the sums over all pairs by the tree with theta = 0."""
-    P = run.P_mixed
+    P = run.objective.P_mixed
     attraction = np.empty(Yt.shape[::-1])
     a_rowsum = hssne.hssne_attraction(Yt, P.indptr, P.indices, P.data, run.alpha, attraction)
     forces = np.empty_like(attraction)
@@ -188,15 +188,15 @@ def test_approximate_gradient_agrees_with_exact(digits_runs, alpha, method, grid
     run = runs[alpha]
     Yt = run._Yt.copy()
     exact, repulsive_part, z_exact, a_exact = _exact_gradient(run, Yt)
-    saved = run.repulsion, dict(run.fft_params)
-    run.repulsion = method
-    run.fft_params.update(grid)
+    saved = run.objective.repulsion, dict(run.objective.fft_params)
+    run.objective.repulsion = method
+    run.objective.fft_params.update(grid)
     try:
         approx = np.empty_like(Yt)
         a_approx = run._gradient(Yt, 1.0, approx)
-        z_approx = run._approximate_repulsion(Yt)
+        z_approx = run.objective._approximate_repulsion(Yt)
     finally:
-        run.repulsion, run.fft_params = saved
+        run.objective.repulsion, run.objective.fft_params = saved
     # The attraction, and the fixed-point scales A_i, are exact.
     np.testing.assert_allclose(a_approx, a_exact, rtol=1e-12)
     error = np.linalg.norm(approx - exact) / np.linalg.norm(repulsive_part)
@@ -229,8 +229,9 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     runs, used = [], []
     for Y0 in starts:
         run = HSSNE(repulsion=repulsion, fft_min_boxes=20, **params).prepare(X, init=Y0)
-        choose = run._approximation
-        run._approximation = lambda Yt, choose=choose: used.append(choose(Yt)) or used[-1]
+        objective = run.objective
+        choose = objective._approximation
+        objective._approximation = lambda Yt, choose=choose: used.append(choose(Yt)) or used[-1]
         runs.append(run.step(750))
     P = exact[0].affinities_
     kls = [kl_divergence(P, run.embedding, alpha) for run in runs]
@@ -306,19 +307,20 @@ def test_serial_equals_parallel():
 # -- automatic choices, memory and errors ------------------------------------------------------
 def test_auto_repulsion_threshold(monkeypatch, rng):
     X = rng.normal(size=(300, 5))
-    assert HSSNE(perplexity=10).prepare(X).repulsion == "exact"
+    assert HSSNE(perplexity=10).prepare(X).objective.repulsion == "exact"
     monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 200)
     run = HSSNE(perplexity=10).prepare(X)
-    assert run.repulsion == "adaptive" and sp.issparse(run.P_mixed)  # dense P converted
+    # A dense P is converted.
+    assert run.objective.repulsion == "adaptive" and sp.issparse(run.objective.P_mixed)
     # The tree for so few points (a grid of 150 x 150 nodes is more than 4 per point) ...
-    assert run._approximation(run._Yt) == "barnes-hut"
+    assert run.objective._approximation(run._Yt) == "barnes-hut"
     # ... the fine grid while it is small enough, the tree for a wide embedding.
     monkeypatch.setattr(hssne_module, "GRID_NODES_PER_POINT", 100.0)
-    assert run._approximation(run._Yt) == "fft"
-    assert run._grid_params(run._Yt)["box_size"] == pytest.approx(0.3)  # node spacing 0.1
-    assert run._approximation(1000.0 * run._Yt / np.ptp(run._Yt)) == "barnes-hut"
+    assert run.objective._approximation(run._Yt) == "fft"
+    assert run.objective._grid_params(run._Yt)["box_size"] == pytest.approx(0.3)  # node spacing 0.1
+    assert run.objective._approximation(1000.0 * run._Yt / np.ptp(run._Yt)) == "barnes-hut"
     with pytest.warns(UserWarning, match="n_components <= 2"):
-        assert HSSNE(perplexity=10, n_components=3).prepare(X).repulsion == "exact"
+        assert HSSNE(perplexity=10, n_components=3).prepare(X).objective.repulsion == "exact"
 
 
 def test_adaptive_grid_spacing_keeps_to_the_node_budget():
@@ -342,15 +344,15 @@ def test_auto_repulsion_follows_alpha_when_p_is_sparse(monkeypatch, rng):
     X = rng.normal(size=(300, 5))
     monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N_ANY_ALPHA", 200)
     # A dense P costs the same per pair either way: exact whatever alpha.
-    assert HSSNE(perplexity=10, alpha=0.7).prepare(X).repulsion == "exact"
+    assert HSSNE(perplexity=10, alpha=0.7).prepare(X).objective.repulsion == "exact"
     run = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0).prepare(X)
     exact = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0,
                   repulsion="exact").prepare(X)
-    assert run.repulsion == "exact"
+    assert run.objective.repulsion == "exact"
     for r in (run, exact):
         r.step(5)
         r.set_params(alpha=0.7)  # no closed form: approximate from here on, if "auto"
-    assert run.repulsion == "adaptive" and exact.repulsion == "exact"
+    assert run.objective.repulsion == "adaptive" and exact.objective.repulsion == "exact"
     before = run.embedding
     np.testing.assert_array_equal(before, exact.embedding)
     for r in (run, exact):
@@ -358,7 +360,7 @@ def test_auto_repulsion_follows_alpha_when_p_is_sparse(monkeypatch, rng):
     moved = np.linalg.norm(exact.embedding - before)
     assert np.linalg.norm(run.embedding - exact.embedding) < 0.02 * moved  # the same step
     run.set_params(alpha=2.0)
-    assert run.repulsion == "exact"
+    assert run.objective.repulsion == "exact"
     run.step(1)
     assert np.all(np.isfinite(run.embedding))
 

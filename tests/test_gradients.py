@@ -6,10 +6,8 @@ import scipy.sparse as sp
 
 import reference as ref
 from nbembed.affinity import must_link_matrix
-from nbembed.methods.hssne import HSSNERun
-from nbembed.methods.sne import SNERun
+from nbembed.objectives import HSSNEObjective, SNEObjective
 
-SCHEDULE = dict(n_iter=10, optimizer="gradient", learning_rate=1.0)
 
 
 def finite_difference(cost, Y, eps=1e-6):
@@ -22,15 +20,15 @@ def finite_difference(cost, Y, eps=1e-6):
     return grad
 
 
-def _run_gradient(run, Y):
+def _gradient(objective, Y):
     Yt = np.ascontiguousarray(Y.T)
     grad = np.empty_like(Yt)
-    run._gradient(Yt, 1.0, grad)
+    objective.gradient(Yt, grad)
     return grad.T
 
 
-def _run_cost(run, Y):
-    return run._cost(np.ascontiguousarray(Y.T))
+def _cost(objective, Y):
+    return objective.value(np.ascontiguousarray(Y.T))
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0, 1.5])
@@ -46,9 +44,10 @@ def test_hssne_gradient_by_finite_differences(rng, alpha, rho, mixing, sparse):
         P = sp.csr_matrix(P / P.sum())
     U = must_link_matrix(n, pairs=np.array([[0, 1], [2, 5], [7, 3]]), groups=[[10, 11, 12]])
     Y = rng.normal(size=(n, 2))
-    run = HSSNERun(P, U, Y, alpha=alpha, rho=rho, must_link_mixing=mixing, **SCHEDULE)
-    numeric = finite_difference(lambda Z: _run_cost(run, Z), Y)
-    np.testing.assert_allclose(_run_gradient(run, Y), numeric, rtol=1e-5, atol=1e-8)
+    objective = HSSNEObjective(P, U, n_components=2, alpha=alpha, rho=rho,
+                               must_link_mixing=mixing)
+    numeric = finite_difference(lambda Z: _cost(objective, Z), Y)
+    np.testing.assert_allclose(_gradient(objective, Y), numeric, rtol=1e-5, atol=1e-8)
 
 
 def _mixed_by_hand(P, u, rho, mixing):
@@ -71,10 +70,11 @@ def test_hssne_cost_uses_the_mixed_p(rng, mixing, sparse):
     links = must_link_matrix(n, pairs=np.array([[0, 1], [4, 9], [4, 2]]))
     Y = rng.normal(size=(n, 2))
     given = sp.csr_matrix(P) if sparse else P
-    run = HSSNERun(given, links, Y, alpha=1.0, rho=0.4, must_link_mixing=mixing, **SCHEDULE)
+    objective = HSSNEObjective(given, links, n_components=2, alpha=1.0, rho=0.4,
+                               must_link_mixing=mixing)
     mixed = _mixed_by_hand(P, links.toarray(), 0.4, mixing)
     assert mixed.sum() == pytest.approx(1.0)
-    assert run.cost == pytest.approx(ref.hssne_cost(mixed, Y, 1.0), rel=1e-12)
+    assert _cost(objective, Y) == pytest.approx(ref.hssne_cost(mixed, Y, 1.0), rel=1e-12)
 
 
 def test_per_point_mixing_keeps_unlinked_rows_and_group_weights(rng):
@@ -103,7 +103,7 @@ def test_sne_gradient_by_finite_differences(rng, d):
     X = rng.normal(size=(n, 4))
     Pc = ref.conditional_probabilities(ref.sq_distances(X), 5.0)
     Y = rng.normal(size=(n, d))
-    run = SNERun(Pc, Y, **SCHEDULE)
-    numeric = finite_difference(lambda Z: _run_cost(run, Z), Y)
-    np.testing.assert_allclose(_run_gradient(run, Y), numeric, rtol=1e-5, atol=1e-8)
-    assert _run_cost(run, Y) == pytest.approx(ref.sne_cost(Pc, Y), rel=1e-12)
+    objective = SNEObjective(Pc)
+    numeric = finite_difference(lambda Z: _cost(objective, Z), Y)
+    np.testing.assert_allclose(_gradient(objective, Y), numeric, rtol=1e-5, atol=1e-8)
+    assert _cost(objective, Y) == pytest.approx(ref.sne_cost(Pc, Y), rel=1e-12)

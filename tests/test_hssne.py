@@ -44,7 +44,7 @@ def test_kl_equals_opentsne(rng, alpha):
     X = rng.normal(size=(80, 5))
     Y = rng.normal(size=(80, 2))
     run = HSSNE(alpha=alpha, perplexity=10.0, affinity="knn").prepare(X, init=Y)
-    P = sp.csr_matrix(run.P)
+    P = sp.csr_matrix(run.objective.P)
     kl, _ = tsne.kl_divergence_bh(np.ascontiguousarray(Y), P, 1.0 / alpha,
                                   bh_params={"theta": 0.0}, should_eval_error=True)
     assert run.cost == pytest.approx(kl, rel=1e-6)
@@ -66,12 +66,12 @@ def test_labels_become_must_links_within_classes(iris):
     partial = np.full_like(y, -1)
     partial[::10] = y[::10]
     run = HSSNE(rho=0.5).prepare(X, partial)
-    u = run.links.toarray()
+    u = run.objective.links.toarray()
     linked = np.argwhere(u > 0)
     assert len(linked) == sum(k * (k - 1) for k in np.bincount(partial[partial >= 0]))
     assert np.all(partial[linked[:, 0]] == partial[linked[:, 1]])
     assert np.all(partial[linked[:, 0]] >= 0)
-    assert run.P_mixed.sum() == pytest.approx(1.0)
+    assert run.objective.P_mixed.sum() == pytest.approx(1.0)
 
 
 # -- the run protocol --------------------------------------------------------------------
@@ -346,7 +346,7 @@ def test_one_plain_fixed_point_step_is_equation_14(rng):
         run = HSSNE(alpha=alpha, perplexity=8.0, optimizer="fixed-point", fixed_point_momentum=0,
                     early_exaggeration_iter=0).prepare(X, init=Y0)
         run.step(1)
-        expected = ref.hssne_fixed_point(run.P, Y0, alpha)
+        expected = ref.hssne_fixed_point(run.objective.P, Y0, alpha)
         np.testing.assert_allclose(run.embedding, expected - expected.mean(0), rtol=1e-9,
                                    atol=1e-12)
 

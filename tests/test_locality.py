@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from nbembed import HSSNE
 from nbembed._kernels import locality
-from nbembed.methods import hssne as hssne_module
+from nbembed.objectives import hssne as hssne_module
 
 
 def test_morton_order_follows_the_z_curve():
@@ -50,8 +50,9 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
     local = HSSNE(**params).prepare(X)
     plain.step(60)
     local.step(60)
-    assert local._local is not None and local._local.since == 30  # the last gradient: 59
-    assert not np.array_equal(local._local.order, np.arange(700))
+    order = local.objective._local
+    assert order is not None and order.since == 30  # the last gradient: 59
+    assert not np.array_equal(order.order, np.arange(700))
     np.testing.assert_allclose(local.embedding, plain.embedding, rtol=1e-6,
                                atol=1e-6 * np.ptp(plain.embedding))
     # P's values are single precision in the local copy.

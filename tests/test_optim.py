@@ -5,7 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from nbembed.methods import mbed, nerv, parametric
+from nbembed.methods import mbed_run as mbed
+from nbembed.methods import nerv_run as nerv
+from nbembed.methods import parametric
 from nbembed.optim import LBFGS, LineSearchDescent, PolakRibiere, WolfeSettings, strong_wolfe
 from nbembed.optim.line_search import cubic_minimizer
 

@@ -26,6 +26,8 @@ known to belong together, u_ij = 1, and embeds P~ instead of P. Two ways to mix:
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_labels
+
 #: Refuse to build more must-link pairs than this without being asked (about
 #: 1.2 GB of CSR arrays); a single labelled class of 10k points already has 50M.
 MAX_PAIRS = 100_000_000
@@ -75,6 +77,43 @@ def must_link_matrix(n_samples, pairs=None, groups=()):
     u.eliminate_zeros()
     u.sort_indices()
     return u
+
+
+def semi_supervised_groups(y, annotations, n_samples):
+    """Must-link pairs and groups from labels ``y`` and ``annotations``.
+
+    Each labelled class (from ``y`` and from the hard labels in the
+    annotations) becomes a group of points linked pairwise; the annotations'
+    must-links are added as pairs.
+
+    Returns
+    -------
+    pairs : ndarray (m, 2) or None
+    groups : list of ndarray
+    """
+    groups = []
+    labels = []
+    if y is not None:
+        labels.append(check_labels(y, n_samples))
+    pairs = None
+    if annotations is not None:
+        if annotations.n_samples != n_samples:
+            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                             f"{n_samples}.")
+        labels.append(annotations.to_labels())
+        pairs = annotations.must_link_pairs()
+    for lab in labels:
+        for c in np.unique(lab[lab >= 0]):
+            members = np.flatnonzero(lab == c)
+            if members.size >= 2:
+                groups.append(members)
+    return pairs, groups
+
+
+def must_links_from(y, annotations, n_samples):
+    """The must-link matrix U of labels ``y`` and ``annotations``
+    (:func:`semi_supervised_groups` passed to :func:`must_link_matrix`)."""
+    return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
 
 
 def mix_must_links(P, u, rho, mixing="per-point"):

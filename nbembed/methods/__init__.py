@@ -1,6 +1,6 @@
 """Estimators with the scikit-learn API, built on the run protocol."""
 
-from .hssne import HSSNE, HSSNERun
+from .hssne import HSSNE
 from .mbed import Mbed
 from .mbed_run import MbedRun
 from .nerv import NeRV, SNeRV
@@ -8,9 +8,9 @@ from .nerv_run import NeRVRun, SNeRVRun
 from .parametric import ParametricEmbedding, ParametricEmbeddingRun
 from .spectral import (DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, SpectralRun,
                        SpectralSSDR)
-from .sne import SNE, SNERun
+from .sne import SNE
 
-__all__ = ["HSSNE", "HSSNERun", "SNE", "SNERun", "Mbed", "MbedRun", "NeRV", "NeRVRun", "SNeRV",
+__all__ = ["HSSNE", "SNE", "Mbed", "MbedRun", "NeRV", "NeRVRun", "SNeRV",
            "SNeRVRun", "ParametricEmbedding",
            "ParametricEmbeddingRun", "SpectralSSDR", "SpectralRun", "SSLFDA", "SSDNE", "SSMFA",
            "LPP", "LFDA", "DNE", "MFA", "SELF", "PCA"]

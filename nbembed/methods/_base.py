@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 
-from .._validation import check_data, check_dense_allowed, check_labels, check_number, \
+from .._validation import check_data, check_dense_allowed, check_number, \
     check_option, check_square_nonnegative
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
@@ -103,37 +103,6 @@ def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=F
         name = "precomputed affinities" if precomputed_affinity else "precomputed dissimilarities"
         check_square_nonnegative(X, name=f"X ({name})", zero_diagonal=not precomputed_affinity)
     return X
-
-
-def semi_supervised_groups(y, annotations, n_samples):
-    """Must-link pairs and groups from labels ``y`` and ``annotations``.
-
-    Each labelled class (from ``y`` and from the hard labels in the
-    annotations) becomes a group of points linked pairwise; the annotations'
-    must-links are added as pairs.
-
-    Returns
-    -------
-    pairs : ndarray (m, 2) or None
-    groups : list of ndarray
-    """
-    groups = []
-    labels = []
-    if y is not None:
-        labels.append(check_labels(y, n_samples))
-    pairs = None
-    if annotations is not None:
-        if annotations.n_samples != n_samples:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n_samples}.")
-        labels.append(annotations.to_labels())
-        pairs = annotations.must_link_pairs()
-    for lab in labels:
-        for c in np.unique(lab[lab >= 0]):
-            members = np.flatnonzero(lab == c)
-            if members.size >= 2:
-                groups.append(members)
-    return pairs, groups
 
 
 def initial_embedding(X, init, n_components, random_state, *, metric="euclidean",

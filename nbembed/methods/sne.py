@@ -7,48 +7,13 @@ is sum_i KL(P_i || Q_i). It is the base of Mbed's neighbourhood term.
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
-
-from .._kernels import sne as kernels
 from .._validation import check_option
 from ..affinity import conditional_probabilities
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
+from ..objectives.sne import SNEObjective
 from ..optim import EmbeddingRun
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, validate_input
-
-
-class SNERun(EmbeddingRun):
-    """A resumable SNE optimization; no live parameters."""
-
-    name = "SNE"
-    live_parameters = {}
-
-    def __init__(self, P, Y0, **schedule):
-        super().__init__(Y0, **schedule)
-        P = sp.csr_matrix(P)
-        self.P = P
-        self.M = sp.csr_matrix(P + P.T)
-        self.M.sort_indices()
-        self._row_mass = np.asarray(P.sum(axis=1)).ravel()
-        values = P.data[P.data > 0]
-        self._p_log_p = float(np.sum(values * np.log(values)))
-
-    def _gradient(self, Yt, exaggeration, grad):
-        M = self.M
-        kernels.sne_gradient(Yt, M.indptr, M.indices, M.data, self._row_mass, exaggeration,
-                             grad)
-        return None
-
-    def _cost(self, Yt):
-        M = self.M
-        scratch = np.empty_like(Yt)
-        return self._p_log_p + kernels.sne_gradient(Yt, M.indptr, M.indices, M.data,
-                                                    self._row_mass, 1.0, scratch)
-
-    def _apply_params(self, **params):
-        return None
 
 
 class SNE(EmbeddingEstimator):
@@ -101,7 +66,9 @@ class SNE(EmbeddingEstimator):
         self.verbose = verbose
 
     def prepare(self, X, y=None, annotations=None, init=None):
-        """Build the conditional P and the start; return a resumable :class:`SNERun`."""
+        """Build the conditional P and the start; return a resumable run
+        (an :class:`~nbembed.optim.EmbeddingRun` of an
+        :class:`~nbembed.objectives.sne.SNEObjective`)."""
         X = validate_input(X, min_samples=4, metric=self.metric)
         n_components, schedule = check_common_params(self, lambda exaggeration: 0.25)
         check_option(self.affinity, "affinity", AFFINITY_METHODS)
@@ -112,4 +79,4 @@ class SNE(EmbeddingEstimator):
         start = initial_embedding(X, self.init if init is None else init, n_components,
                                   self.random_state, metric=self.metric)
         self.n_features_in_ = X.shape[1]
-        return SNERun(P, start, optimizer="gradient", **schedule)
+        return EmbeddingRun(SNEObjective(P), start, optimizer="gradient", **schedule)

@@ -6,8 +6,11 @@ passes in (see :class:`~nbembed.objectives.base.Objective`); optimizers in
 """
 
 from .base import Objective
+from .hssne import HSSNEObjective
 from .mbed import MbedObjective
 from .nerv import NeRVObjective
 from .parametric import ParametricObjective
+from .sne import SNEObjective
 
-__all__ = ["Objective", "MbedObjective", "NeRVObjective", "ParametricObjective"]
+__all__ = ["Objective", "HSSNEObjective", "SNEObjective", "MbedObjective", "NeRVObjective",
+           "ParametricObjective"]

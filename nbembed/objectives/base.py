@@ -30,11 +30,15 @@ class Objective:
         :meth:`set_params` accepts.
     annotation_kinds : tuple of str
         The parts of :class:`~nbembed.Annotations` the cost uses.
+    iteration : int
+        The run's iteration count, set by first-order runs before every
+        evaluation (approximations that vary with it read it).
     """
 
     name = "objective"
     live_parameters: dict = {}
     annotation_kinds: tuple = ()
+    iteration = 0
 
     def value_and_gradient(self, x, grad):  # pragma: no cover - abstract
         """The cost at ``x``; its gradient is written into ``grad`` (x's shape).
@@ -72,6 +76,10 @@ class Objective:
             cost, info = self.value_and_gradient(flat.reshape(shape), grad)
             return cost, grad.reshape(-1), info
         return fun
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use these labels and constraints from now on (objectives that read
+        none ignore them)."""
 
     def get_params(self):
         """Current values of the live parameters."""

@@ -107,14 +107,18 @@ class LiveParameter:
 
 
 class EmbeddingRun(Run):
-    """Base class of the SNE-family runs; subclasses provide the objective.
+    """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
 
-    Subclasses implement ``_gradient(Yt, exaggeration, grad)`` (fill ``grad``,
-    return the per-point step scales for the fixed-point optimizer or None),
-    ``_cost(Yt)`` and ``_apply_params(**params)``.
+    The objective gives the gradient (with the attraction exaggerated on
+    request, and the per-point step scales of the fixed-point update where it
+    has them) and the cost; the run owns the schedule, the optimizers and
+    the recovery from divergence. Its name, live parameters and annotation
+    kinds are the objective's.
 
     Parameters
     ----------
+    objective : Objective
+        For example :class:`~nbembed.objectives.hssne.HSSNEObjective`.
     Y0 : ndarray (n, d)
         Initial embedding.
     n_iter : int
@@ -140,9 +144,14 @@ class EmbeddingRun(Run):
         (see :class:`MomentumGains`).
     """
 
-    def __init__(self, Y0, *, n_iter, optimizer, learning_rate, exaggeration_learning_rate=None,
+    def __init__(self, objective, Y0, *, n_iter, optimizer, learning_rate,
+                 exaggeration_learning_rate=None,
                  exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
                  fixed_point_momentum=0.0, cost_every=10, max_step_norm=None):
+        self.objective = objective
+        self.name = objective.name
+        self.live_parameters = objective.live_parameters
+        self.annotation_kinds = objective.annotation_kinds
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.n_iter = int(n_iter)
@@ -180,6 +189,16 @@ class EmbeddingRun(Run):
         with _config.KERNEL_LOCK:
             return float(self._cost(self._Yt))
 
+    def get_params(self):
+        """Current values of the live parameters (the objective's)."""
+        return self.objective.get_params()
+
+    def __getattr__(self, name):
+        # The live parameters read as attributes, as on the other runs (run.alpha).
+        if name in self.__dict__.get("live_parameters", {}):
+            return getattr(self.objective, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # -- control -------------------------------------------------------------
     def set_params(self, **params):
         """Change live parameters and continue from the current embedding.
@@ -200,7 +219,7 @@ class EmbeddingRun(Run):
         """
         checked = self.check_params(params)
         with _config.KERNEL_LOCK:
-            self._apply_params(**checked)
+            self.objective.set_params(**checked)
             # The objective changed: old momentum and the divergence baseline
             # belong to the old objective.
             self._gradient_descent.reset()
@@ -208,7 +227,34 @@ class EmbeddingRun(Run):
             self._good_cost = None
         return self
 
+    def set_annotations(self, annotations=None, y=None):
+        """Use these labels and constraints from the next iteration on; the
+        embedding is kept.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+        y : array-like of int, optional
+            Labels with -1 for unlabelled points.
+
+        Returns
+        -------
+        self
+        """
+        with _config.KERNEL_LOCK:
+            self.objective.set_annotations(annotations, y)
+            self._good_cost = None
+        return self
+
     # -- internals -----------------------------------------------------------
+    def _gradient(self, Yt, exaggeration, grad):
+        self.objective.iteration = self.iteration
+        return self.objective.gradient(Yt, grad, exaggeration)
+
+    def _cost(self, Yt):
+        self.objective.iteration = self.iteration
+        return self.objective.value(Yt)
+
     def _schedule(self):
         if self.iteration < self.exaggeration_iter:
             return self.exaggeration, self.momentum[0], "gradient"
@@ -257,13 +303,3 @@ class EmbeddingRun(Run):
         self._fixed_point.relaxation *= 0.5
         self._gradient_descent.reset()
         self._step_scale *= 0.5
-
-    # -- to implement ----------------------------------------------------------
-    def _gradient(self, Yt, exaggeration, grad):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _cost(self, Yt):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _apply_params(self, **params):  # pragma: no cover - abstract
-        raise NotImplementedError

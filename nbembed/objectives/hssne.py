@@ -1,0 +1,353 @@
+"""The HSSNE cost (Yang, Xu, King & Oja, 2009) and how its sums are evaluated::
+
+    KL(P~ || Q),   q_ij proportional to (1 + alpha ‖y_i - y_j‖²)^(-1/alpha)
+
+t-SNE (alpha = 1) and symmetric SNE (alpha -> 0) are special cases. The
+attraction sums over the stored entries of P~; the repulsion and its
+normalizer Z over all pairs, exactly or approximately (Barnes-Hut tree or
+interpolation on an FFT grid). The kernels are in :mod:`nbembed._kernels`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _config
+from .._kernels import hssne as kernels
+from .._kernels.barnes_hut import barnes_hut_repulsion
+from .._kernels.interpolation import grid_shift, interpolation_repulsion
+from .._kernels.locality import morton_order, permute_csr
+from ..affinity import mix_must_links, must_links_from
+from ..optim import LiveParameter
+from .base import Objective
+
+ALPHA = LiveParameter("alpha", 0.0, math.inf, (0.0, 3.0), 0.05,
+                      "Tail heaviness: 0 Gaussian (SSNE), 1 t-SNE, larger = heavier tails",
+                      label="α")
+RHO = LiveParameter("rho", 0.0, 1.0, (0.0, 1.0), 0.05,
+                    "Weight of the must-links in P~ = (1 - rho) P + rho U", label="ρ")
+
+REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
+
+#: The same limit for alphas without a closed-form kernel when P is sparse
+#: (with a dense P the attraction costs an exp and a log per pair whatever the
+#: repulsion). With alpha = 0.7 and a kNN P, Barnes-Hut took 3.6 / 11 / 24 ms an
+#: iteration at 2000 / 5000 / 10 000 points, the exact sum 5.9 / 27 / 100 ms.
+#: The alpha of a run can change (a slider), so "auto" is resolved again then.
+EXACT_REPULSION_MAX_N_ANY_ALPHA = 2000
+
+#: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
+#: evaluation between the FFT grid and Barnes-Hut. The grid costs
+#: O(nodes log nodes + n) and the tree O(n log n) whatever the extent; with
+#: single-precision transforms a grid of 4 nodes per point took 40 ms against the
+#: tree's 55 at 70 000 points, 0.56 s against 1.1 s at 10^6 (docs/scale.md). So
+#: the grid gets at most ``GRID_NODES_PER_POINT`` nodes per point: its node
+#: spacing is the finest of ``GRID_SPACINGS`` that keeps within that budget
+#: (relative error of the repulsion near 1e-3 at 0.1, below 1% at 0.2), and an
+#: embedding too wide even for the coarsest gets the tree. openTSNE's spacing 1/3
+#: (errors of 2-4%) was cheaper still, but on 70 000 USPS-like points it ended
+#: 1% higher in KL at alpha = 0.5 and 1 even with the moving grid. A few fixed
+#: spacings, not a continuous one, so that the kernel's spectrum is reused
+#: between iterations.
+GRID_SPACINGS = (0.1, 0.125, 0.16, 0.2)
+GRID_NODES_PER_POINT = 4.0
+
+
+def adaptive_grid_spacing(extent, n, min_nodes):
+    """Node spacing of the "adaptive" repulsion's grid, or None for Barnes-Hut.
+
+    Parameters
+    ----------
+    extent : float
+        Largest side of the embedding's bounding box.
+    n : int
+        Number of points.
+    min_nodes : int
+        Fewest nodes per dimension of any grid.
+    """
+    budget = math.sqrt(GRID_NODES_PER_POINT * n)  # nodes per dimension
+    if min_nodes > budget:
+        return None
+    for spacing in GRID_SPACINGS:
+        if extent / spacing <= budget:
+            return spacing
+    return None
+
+
+#: From this many points on, approximate runs number the points along the
+#: embedding's Z-order curve, renewed every ``REORDER_EVERY`` iterations, so
+#: that the sums over the stored entries of P read nearby memory
+#: (:mod:`nbembed._kernels.locality`). Below it the embedding fits in the
+#: processor's caches anyway.
+LOCAL_ORDER_MIN_N = 50_000
+REORDER_EVERY = 50
+
+
+def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=False,
+                      warn=True):
+    """The repulsion "auto" stands for, or an error for a combination that cannot work."""
+    if repulsion == "auto":
+        limit = _config.EXACT_REPULSION_MAX_N
+        if sparse_affinities and n_components <= 2 and not kernels.has_closed_form(alpha):
+            limit = EXACT_REPULSION_MAX_N_ANY_ALPHA
+        if n <= limit:
+            return "exact"
+        if n_components > 2:
+            if warn:
+                warnings.warn(
+                    f"Approximate repulsion needs n_components <= 2; with {n_components} "
+                    f"dimensions and n = {n} the exact O(n^2) repulsion is used, which is "
+                    f"slow at this size.", stacklevel=4)
+            return "exact"
+        return "adaptive"
+    if repulsion != "exact" and n_components > 2:
+        raise ValueError(
+            f"repulsion={repulsion!r} supports n_components=1 or 2 only (got {n_components}); "
+            f"use repulsion='exact' (O(n^2) per iteration) for more dimensions.")
+    return repulsion
+
+
+class LocalOrder(NamedTuple):
+    """The points numbered along the embedding's Z-order curve, and P in that order.
+
+    Point ``order[k]`` of the data is number k here. ``since`` is the iteration
+    at which the order was made. P's values are kept in single precision (a
+    relative rounding of 6e-8, far below the repulsion's error): this copy is
+    the largest array of a run on 10^6 points.
+    """
+
+    order: np.ndarray
+    since: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+def _p_log_p(P):
+    values = P.data if sp.issparse(P) else P[P > 0]
+    return float(np.sum(values * np.log(values)))
+
+
+class HSSNEObjective(Objective):
+    """The HSSNE cost KL(P~ || Q) over the transposed embedding Yt, shape (d, n).
+
+    P~ mixes the joint input affinities P with the must-links (see
+    :func:`~nbembed.affinity.mix_must_links`); q_ij is proportional to
+    H(‖y_i - y_j‖²) = (1 + alpha ‖y_i - y_j‖²)^(-1/alpha). The repulsion's
+    normalizer is summed over all pairs or approximated (Barnes-Hut, an FFT
+    grid, or "adaptive": whichever suits the embedding's extent).
+
+    Parameters
+    ----------
+    P : ndarray (n, n) or scipy.sparse matrix
+        Joint input affinities, summing to one.
+    links : scipy.sparse matrix (n, n)
+        Must-link matrix U (see :func:`~nbembed.affinity.must_link_matrix`).
+    n_components : int
+        Dimension of the embeddings it is evaluated at.
+    alpha, rho : float
+        Tail heaviness and must-link weight (live).
+    must_link_mixing : {"per-point", "global"}
+    dtype : numpy float type
+        Precision of the gradient kernels (the cost is always float64).
+    repulsion : {"exact", "barnes-hut", "fft", "auto", "adaptive"}
+    theta : float
+        Barnes-Hut opening angle.
+    fft_nodes, fft_box_size, fft_min_boxes
+        The grid's interpolation nodes per box, box side, fewest boxes.
+
+    Attributes
+    ----------
+    iteration : int
+        The run's iteration, set by the run before every evaluation: the grid
+        moves by a shift that depends on it, and the spatial order of large
+        runs is renewed every ``REORDER_EVERY`` iterations.
+    """
+
+    name = "HSSNE"
+    live_parameters = {"alpha": ALPHA, "rho": RHO}
+    annotation_kinds = ("must_link", "labels")
+
+    def __init__(self, P, links, *, n_components, alpha, rho, must_link_mixing="per-point",
+                 dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
+                 fft_box_size=1.0, fft_min_boxes=50):
+        self.iteration = 0
+        self.n_samples = P.shape[0]
+        self.n_components = int(n_components)
+        self.P = P
+        self.links = links
+        self.must_link_mixing = must_link_mixing
+        self.dtype = np.dtype(dtype).type
+        self.alpha = float(alpha)
+        self.rho = float(rho)
+        self.repulsion_option = repulsion
+        self.repulsion = resolve_repulsion(repulsion, self.n_samples, self.n_components,
+                                           self.alpha, sp.issparse(P))
+        self.theta = float(theta)
+        self.fft_params = dict(n_nodes=int(fft_nodes), box_size=float(fft_box_size),
+                               min_boxes=int(fft_min_boxes))
+        self._fft_cache = {}
+        self._repulsion_cache = None
+        self._mix()
+
+    def _mix(self):
+        self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)
+        if self.repulsion != "exact" and not sp.issparse(self.P_mixed):
+            # The approximate paths sum the attraction over stored entries only.
+            self.P_mixed = sp.csr_matrix(self.P_mixed)
+        self._p_log_p = _p_log_p(self.P_mixed)
+        # The gradient kernels run in self.dtype; the cost always in float64.
+        if self.dtype is np.float64:
+            self._P_kernel = self.P_mixed
+        else:
+            self._P_kernel = self.P_mixed.astype(self.dtype)
+        self._local = None
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use the must-links of ``annotations`` and of labels ``y`` from now on."""
+        self.links = must_links_from(y, annotations, self.n_samples)
+        self._mix()
+
+    def set_params(self, alpha=None, rho=None):
+        """Use these (validated) values of ``alpha`` and ``rho``; a new alpha may
+        change what ``repulsion="auto"`` stands for."""
+        remix = rho is not None
+        if alpha is not None:
+            self.alpha = alpha
+            repulsion = resolve_repulsion(self.repulsion_option, self.n_samples,
+                                          self.n_components, alpha, sp.issparse(self.P),
+                                          warn=False)
+            remix |= repulsion != self.repulsion
+            self.repulsion = repulsion
+        if rho is not None:
+            self.rho = rho
+        if remix:
+            self._mix()
+
+    def _grid_spacing(self, Yt):
+        """Node spacing of the "adaptive" grid for Yt, or None for Barnes-Hut."""
+        extent = float((Yt.max(axis=1) - Yt.min(axis=1)).max())
+        p = self.fft_params
+        return adaptive_grid_spacing(extent, Yt.shape[1], p["min_boxes"] * p["n_nodes"])
+
+    def _approximation(self, Yt):
+        """Which approximation serves this embedding, "barnes-hut" or "fft"."""
+        if self.repulsion != "adaptive":
+            return self.repulsion
+        return "barnes-hut" if self._grid_spacing(Yt) is None else "fft"
+
+    def _grid_params(self, Yt):
+        """The grid's parameters: as given, or the spacing "adaptive" chooses for Yt."""
+        if self.repulsion != "adaptive":
+            return self.fft_params
+        return dict(self.fft_params, box_size=self._grid_spacing(Yt) * self.fft_params["n_nodes"])
+
+    def _approximate_repulsion(self, Yt, repulsion=None):
+        """Z, and the repulsive forces into ``repulsion`` (n, d) when given."""
+        if Yt.shape[0] == 1:
+            # A line is a plane with a zero second coordinate (no force along it).
+            forces = None if repulsion is None else np.empty((Yt.shape[1], 2))
+            z = self._approximate_repulsion(np.vstack([Yt, np.zeros_like(Yt)]), forces)
+            if repulsion is not None:
+                repulsion[:, 0] = forces[:, 0]
+            return z
+        if self._approximation(Yt) == "barnes-hut":
+            return barnes_hut_repulsion(Yt, self.alpha, self.theta, repulsion)
+        return interpolation_repulsion(Yt, self.alpha, repulsion=repulsion,
+                                       shift=grid_shift(self.iteration),
+                                       cache=self._fft_cache, **self._grid_params(Yt))
+
+    def _repulsion_at(self, Yt):
+        """Approximate Z and forces at Yt, reusing the last evaluation when nothing
+        changed: the cost recorded after iteration k and the gradient of iteration
+        k + 1 are taken at the same embedding, so the cost's Z comes for free."""
+        # Which approximation serves Yt follows from Yt and the parameters in the key.
+        key = (self.iteration, self.alpha, self.theta, tuple(self.fft_params.items()))
+        cached = self._repulsion_cache
+        if cached is not None and cached[0] == key and np.array_equal(cached[1], Yt):
+            return cached[2], cached[3]
+        forces = np.empty(Yt.shape[::-1])
+        z = self._approximate_repulsion(Yt, forces)
+        self._repulsion_cache = (key, Yt.copy(), z, forces)
+        return z, forces
+
+    def _local_order(self, Yt, renew=False):
+        """The points' spatial order and P in it, or None where the data's order is used.
+
+        ``renew`` computes the order again from Yt when it is missing or
+        ``REORDER_EVERY`` iterations old.
+        """
+        if self.repulsion == "exact" or self.n_samples < LOCAL_ORDER_MIN_N:
+            return None
+        local = self._local
+        if renew and (local is None or self.iteration - local.since >= REORDER_EVERY):
+            order = morton_order(Yt)
+            P = self.P_mixed
+            local = self._local = None  # the old copy goes before the new one is made
+            self._local = local = LocalOrder(
+                order, self.iteration,
+                *permute_csr(P.indptr, P.indices, P.data.astype(np.float32), order))
+        return local
+
+    def gradient(self, Yt, grad, exaggeration=1.0):
+        """The gradient into ``grad``; returns A_i = sum_j P~_ij S_ij, the scale
+        of the fixed-point update."""
+        alpha = self.dtype(self.alpha)
+        if self.repulsion != "exact":
+            return self._approximate_gradient(Yt, alpha, exaggeration, grad)
+        P = self._P_kernel
+        Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
+        if sp.issparse(P):
+            _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
+                                               exaggeration, grad)
+        else:
+            _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, exaggeration, grad)
+        return a_rowsum
+
+    def _in_local_order(self, Yt, P, renew=False):
+        """(Yl, indptr, indices, data, order): the embedding and P's CSR arrays in
+        the spatial order when there is one; else Yt and ``P`` as they are, with
+        order None."""
+        local = self._local_order(Yt, renew)
+        if local is None:
+            return Yt, P.indptr, P.indices, P.data, None
+        return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
+                local.data, local.order)
+
+    def _approximate_gradient(self, Yt, alpha, exaggeration, grad):
+        """Attraction over the stored entries of P, repulsion approximate; in the
+        spatial order when there is one, the results put back in the data's."""
+        Yl, indptr, indices, data, order = self._in_local_order(Yt, self._P_kernel, renew=True)
+        Yk = Yl if self.dtype is np.float64 else Yl.astype(self.dtype)
+        attraction = np.empty(Yl.shape[::-1])
+        a_rowsum = kernels.hssne_attraction(Yk, indptr, indices, data, alpha, attraction)
+        z, repulsion = self._repulsion_at(Yl)
+        if order is None:
+            kernels.combine(grad, attraction, repulsion, exaggeration, z)
+            return a_rowsum
+        grad_l = np.empty_like(grad)
+        kernels.combine(grad_l, attraction, repulsion, exaggeration, z)
+        grad[:, order] = grad_l
+        a_rowsum_data_order = np.empty_like(a_rowsum)
+        a_rowsum_data_order[order] = a_rowsum
+        return a_rowsum_data_order
+
+    def value(self, Yt):
+        if self.repulsion != "exact":
+            # P_mixed is sparse on the approximate paths.
+            Yl, indptr, indices, data, _ = self._in_local_order(Yt, self.P_mixed)
+            z = self._repulsion_at(Yl)[0]
+            p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
+        else:
+            P = self.P_mixed
+            z = kernels.hssne_z(Yt, self.alpha)
+            if sp.issparse(P):
+                p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
+            else:
+                p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
+        return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)

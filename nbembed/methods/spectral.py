@@ -23,7 +23,8 @@ from .. import _config
 from .._validation import check_labels, check_number, check_option
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
-from ..spectral import costs, graphs, solver
+from ..affinity import knn_graphs
+from ..spectral import costs, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
 
@@ -223,7 +224,7 @@ class SpectralRun(Run):
         if r not in self._neighbor_cache:
             if len(self._neighbor_cache) >= NEIGHBOR_CACHE_SIZE:
                 self._neighbor_cache.pop(next(iter(self._neighbor_cache)))
-            W = graphs.hadamard_power(self.neighbor_graph, r)
+            W = knn_graphs.hadamard_power(self.neighbor_graph, r)
             L = costs.laplacian_form(self.X, W)
             self._neighbor_cache[r] = (L, costs.degree_form(self.X, W), float(np.trace(L)))
         return self._neighbor_cache[r]
@@ -483,11 +484,11 @@ class SpectralSSDR(EmbeddingEstimator):
                              f"along which the training points vary.")
         neighbor_graph = scales = None
         if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
-            k_query = min(max(s["n_neighbors"], graphs.LOCAL_SCALE_NEIGHBOR), n - 1)
-            distances, indices = graphs.knn_distances(coords, k_query)
-            scales = graphs.local_scales(distances, graphs.LOCAL_SCALE_NEIGHBOR)
+            k_query = min(max(s["n_neighbors"], knn_graphs.LOCAL_SCALE_NEIGHBOR), n - 1)
+            distances, indices = knn_graphs.knn_distances(coords, k_query)
+            scales = knn_graphs.local_scales(distances, knn_graphs.LOCAL_SCALE_NEIGHBOR)
         if s["neighbor_cost"] is not None:
-            neighbor_graph, _ = graphs.neighbourhood_affinity(
+            neighbor_graph, _ = knn_graphs.neighbourhood_affinity(
                 distances, indices, s["neighbor_cost"], s["n_neighbors"],
                 bandwidth=settings["bandwidth"])
         if init is not None:

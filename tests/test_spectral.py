@@ -21,9 +21,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import reference_spectral as ref
 from conftest import load_shared
 from nbembed import Annotations, HSSNE, _config
-from nbembed.methods.spectral import DNE, LFDA, LPP, PCA, SELF, SSDNE, SSLFDA, SSMFA, \
-    SpectralSSDR
 from nbembed.affinity import knn_graphs
+from nbembed.methods.spectral import SpectralSSDR
+from nbembed.methods.spectral_presets import LFDA, LPP, PCA, SELF, SSDNE, SSLFDA, SSMFA
 from nbembed.spectral import costs
 
 

@@ -6,7 +6,8 @@ from .mbed_run import MbedRun
 from .nerv import NeRV, SNeRV
 from .nerv_run import NeRVRun, SNeRVRun
 from .parametric import ParametricEmbedding, ParametricEmbeddingRun
-from .spectral import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, SpectralSSDR
+from .spectral import SpectralSSDR
+from .spectral_presets import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA
 from .spectral_run import SpectralRun
 from .sne import SNE, SNERun
 

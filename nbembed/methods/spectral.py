@@ -9,6 +9,9 @@ where C = C^l (from labels) + gamma C^u (from the neighbourhoods of all
 points) and L_C is its graph Laplacian. The solution is a regularized
 generalized symmetric eigenproblem; the KPCA trick makes every learner
 non-linear. See docs/spectral.md.
+
+The named learners are in :mod:`nbembed.methods.spectral_presets`, the run in
+:mod:`nbembed.methods.spectral_run`.
 """
 
 from __future__ import annotations
@@ -168,8 +171,8 @@ class SpectralSSDR(EmbeddingEstimator):
         _store_arguments(self, locals())
 
     def _settings(self):
-        # Presets fix some settings as class attributes (FIXED) and leave them
-        # out of their __init__; every setting is read here.
+        # Presets fix some settings as class attributes and leave them out of
+        # their __init__; every setting is read here.
         return {name: getattr(self, name) for name in SETTINGS}
 
     def _check_settings(self, n_samples, n_features):
@@ -327,192 +330,3 @@ class SpectralSSDR(EmbeddingEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._settings()["label_cost"] is not None
         return tags
-
-
-# -- presets: thin configurations of the framework ----------------------------------------
-_SEMI_SUPERVISED_LIVE = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
-_LINK_KINDS = ("labels", "must_link", "cannot_link")
-
-
-class _Preset(SpectralSSDR):
-    """A named configuration: the settings it does not take are fixed class attributes."""
-
-    label_cost = None
-    neighbor_cost = None
-    gamma = 1.0
-    hadamard_power = 1.0
-    n_neighbors = 7
-    bandwidth = None
-    gamma_scale = "relative"
-    beta = 0.0
-    constraint = "label+neighbor"
-    reg = 1e-3
-    kernel = None
-    kernel_params = None
-    axis_scaling = "constraint"
-
-
-class SSLFDA(_Preset):
-    """Semi-supervised local Fisher discriminant analysis (SS-LFDA).
-
-    LFDA's label cost (local within-class weights) and constraint (local
-    between-class scatter) plus gamma times the neighbourhood cost of all
-    points. Parameters as in :class:`SpectralSSDR`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_wine
-    >>> from nbembed.methods.spectral import SSLFDA
-    >>> X, y = load_wine(return_X_y=True)
-    >>> y_partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
-    >>> SSLFDA(n_components=2, gamma=1.0).fit_transform(X, y_partial).shape
-    (178, 2)
-    """
-
-    label_cost = "lfda"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SSDNE(_Preset):
-    """Semi-supervised discriminant neighbourhood embedding (SS-DNE).
-
-    DNE's label cost (+1 for same-class neighbours, -1 for other-class
-    neighbours) with A A^T = I, plus gamma times the neighbourhood cost.
-    Must-links and cannot-links from annotations join the +1 and -1 pairs.
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "dne"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SSMFA(_Preset):
-    """Semi-supervised marginal Fisher analysis (SS-MFA).
-
-    MFA's intrinsic graph (same-class neighbours) as the label cost and its
-    penalty graph (other-class neighbours) as the constraint, plus gamma times
-    the neighbourhood cost. Must-links and cannot-links join the two graphs.
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "mfa"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class LPP(_Preset):
-    """Locality preserving projections: C = C^u, B = D_{C^u}; no labels.
-
-    With ``hadamard_power`` > 1 this is the paper's LPP*. Parameters as in
-    :class:`SpectralSSDR`; the default neighbourhood cost is He & Niyogi's
-    heat kernel.
-    """
-
-    live_parameters = {"hadamard_power": HADAMARD_POWER}
-    annotation_kinds = ()
-
-    def __init__(self, n_components=2, *, neighbor_cost="heat", hadamard_power=1.0,
-                 n_neighbors=7, bandwidth=None, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class LFDA(_Preset):
-    """Local Fisher discriminant analysis (Sugiyama), labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "lfda"
-    live_parameters = {}
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class DNE(_Preset):
-    """Discriminant neighbourhood embedding, labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "dne"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class MFA(_Preset):
-    """Marginal Fisher analysis, labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "mfa"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SELF(_Preset):
-    """Sugiyama's SELF: LFDA regularized toward PCA on all points.
-
-    Cost (1 - beta) S_lw + beta I, constraint (1 - beta) S_lb + beta S_t
-    (S_t the total scatter of labelled and unlabelled points). beta = 0 is
-    LFDA, beta = 1 PCA. The identity makes it depend on the scale of X, as in
-    Sugiyama's definition. Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "lfda"
-    live_parameters = {}
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, beta=0.5, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class PCA(_Preset):
-    """Principal component analysis inside the framework (a sanity baseline).
-
-    SELF's beta = 1: cost I, constraint S_t, so the bottom generalized
-    eigenvectors are the top principal axes; with ``axis_scaling="unit"``
-    the components are scikit-learn's (up to sign). With a kernel, kernel PCA.
-    """
-
-    beta = 1.0
-    live_parameters = {}
-    annotation_kinds = ()
-
-    def __init__(self, n_components=2, *, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())

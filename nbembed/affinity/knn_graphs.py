@@ -119,6 +119,37 @@ def neighbourhood_affinity(distances, indices, kind, n_neighbors, *, bandwidth=N
     return symmetric_union(rows, cols, values, n), t
 
 
+def neighbourhood_graph_and_scales(X, kind, n_neighbors, *, bandwidth=None):
+    """The neighbourhood cost C^u and the local scales of all points, from one k-NN search.
+
+    Parameters
+    ----------
+    X : ndarray (n, D)
+    kind : {"local_scaling", "heat"} or None
+        As in :func:`neighbourhood_affinity`; None builds the scales only
+        (LFDA's label cost needs them without a neighbourhood cost).
+    n_neighbors : int
+        Size of the k-NN graph; fewer than n.
+    bandwidth : float or None
+        The heat kernel's t; None uses the mean squared k-NN distance.
+
+    Returns
+    -------
+    W : csr_matrix (n, n) or None
+        None when ``kind`` is None.
+    scales : ndarray (n,)
+        The distance to each point's 7th nearest neighbour
+        (:func:`local_scales`).
+    """
+    k_query = min(max(n_neighbors, LOCAL_SCALE_NEIGHBOR), X.shape[0] - 1)
+    distances, indices = knn_distances(X, k_query)
+    scales = local_scales(distances, LOCAL_SCALE_NEIGHBOR)
+    if kind is None:
+        return None, scales
+    W, _ = neighbourhood_affinity(distances, indices, kind, n_neighbors, bandwidth=bandwidth)
+    return W, scales
+
+
 def hadamard_power(W, r):
     """Element-wise power W^(o r) of a sparse non-negative graph.
 

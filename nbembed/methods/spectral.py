@@ -251,13 +251,8 @@ class SpectralSSDR(EmbeddingEstimator):
                              f"along which the training points vary.")
         neighbor_graph = scales = None
         if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
-            k_query = min(max(s["n_neighbors"], knn_graphs.LOCAL_SCALE_NEIGHBOR), n - 1)
-            distances, indices = knn_graphs.knn_distances(coords, k_query)
-            scales = knn_graphs.local_scales(distances, knn_graphs.LOCAL_SCALE_NEIGHBOR)
-        if s["neighbor_cost"] is not None:
-            neighbor_graph, _ = knn_graphs.neighbourhood_affinity(
-                distances, indices, s["neighbor_cost"], s["n_neighbors"],
-                bandwidth=settings["bandwidth"])
+            neighbor_graph, scales = knn_graphs.neighbourhood_graph_and_scales(
+                coords, s["neighbor_cost"], s["n_neighbors"], bandwidth=settings["bandwidth"])
         if init is not None:
             init = np.asarray(init, dtype=np.float64)
             if init.shape != (n, s["n_components"]):

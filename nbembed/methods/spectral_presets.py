@@ -32,7 +32,30 @@ class _Preset(SpectralSSDR):
     axis_scaling = "constraint"
 
 
-class SSLFDA(_Preset):
+class _SemiSupervisedPreset(_Preset):
+    """A label cost plus gamma times the neighbourhood cost; both weights live."""
+
+    live_parameters = _SEMI_SUPERVISED_LIVE
+
+    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
+                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
+                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
+                 axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class _LabelledNeighbourPreset(_Preset):
+    """A label cost from same- and other-class neighbours, on labelled points only."""
+
+    live_parameters = {}
+    annotation_kinds = _LINK_KINDS
+
+    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
+                 kernel_params=None, axis_scaling="constraint"):
+        _store_arguments(self, locals())
+
+
+class SSLFDA(_SemiSupervisedPreset):
     """Semi-supervised local Fisher discriminant analysis (SS-LFDA).
 
     LFDA's label cost (local within-class weights) and constraint (local
@@ -51,17 +74,10 @@ class SSLFDA(_Preset):
     """
 
     label_cost = "lfda"
-    live_parameters = _SEMI_SUPERVISED_LIVE
     annotation_kinds = ("labels",)
 
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
 
-
-class SSDNE(_Preset):
+class SSDNE(_SemiSupervisedPreset):
     """Semi-supervised discriminant neighbourhood embedding (SS-DNE).
 
     DNE's label cost (+1 for same-class neighbours, -1 for other-class
@@ -71,17 +87,10 @@ class SSDNE(_Preset):
     """
 
     label_cost = "dne"
-    live_parameters = _SEMI_SUPERVISED_LIVE
     annotation_kinds = _LINK_KINDS
 
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
 
-
-class SSMFA(_Preset):
+class SSMFA(_SemiSupervisedPreset):
     """Semi-supervised marginal Fisher analysis (SS-MFA).
 
     MFA's intrinsic graph (same-class neighbours) as the label cost and its
@@ -91,14 +100,7 @@ class SSMFA(_Preset):
     """
 
     label_cost = "mfa"
-    live_parameters = _SEMI_SUPERVISED_LIVE
     annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
 
 
 class LPP(_Preset):
@@ -133,34 +135,22 @@ class LFDA(_Preset):
         _store_arguments(self, locals())
 
 
-class DNE(_Preset):
+class DNE(_LabelledNeighbourPreset):
     """Discriminant neighbourhood embedding, labelled points only.
 
     Parameters as in :class:`SpectralSSDR`.
     """
 
     label_cost = "dne"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
 
 
-class MFA(_Preset):
+class MFA(_LabelledNeighbourPreset):
     """Marginal Fisher analysis, labelled points only.
 
     Parameters as in :class:`SpectralSSDR`.
     """
 
     label_cost = "mfa"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
 
 
 class SELF(_Preset):

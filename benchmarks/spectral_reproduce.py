@@ -55,7 +55,7 @@ import numpy as np  # noqa: E402
 from scipy.stats import ttest_rel  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
-from nbembed.methods.spectral import DNE, LFDA, LPP, PCA, SELF, SSDNE, SSLFDA  # noqa: E402
+from nbembed.methods.spectral_presets import DNE, LFDA, LPP, PCA, SELF, SSDNE, SSLFDA  # noqa: E402
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 

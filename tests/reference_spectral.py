@@ -1,7 +1,8 @@
 """Slow, dense, loop-based references for the spectral framework.
 
 Everything is an explicit n x n matrix built pair by pair from the formulas in
-docs/spectral.md, independently of nbembed.spectral's sparse construction.
+docs/spectral.md, independently of nbembed's sparse construction (the graphs of
+nbembed.affinity and the costs of nbembed.spectral).
 """
 
 import numpy as np

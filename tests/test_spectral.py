@@ -21,9 +21,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import reference_spectral as ref
 from conftest import load_shared
 from nbembed import Annotations, HSSNE, _config
-from nbembed.methods.spectral import DNE, LFDA, LPP, PCA, SELF, SSDNE, SSLFDA, SSMFA, \
-    SpectralSSDR
-from nbembed.spectral import costs, graphs
+from nbembed.affinity import knn_graphs
+from nbembed.methods.spectral import SpectralSSDR
+from nbembed.methods.spectral_presets import LFDA, LPP, PCA, SELF, SSDNE, SSLFDA, SSMFA
+from nbembed.spectral import costs
 
 
 def _partial_labels(y, every, offset=0):
@@ -73,9 +74,9 @@ def _reference_costs(X, y_partial, label_cost, k, gamma, power, neighbor_cost="l
 @pytest.mark.parametrize("power", [1.0, 3.0])
 def test_neighbourhood_cost_matches_reference(blobs, kind, power):
     X, _, _ = blobs
-    distances, indices = graphs.knn_distances(X, 7)
-    W, _ = graphs.neighbourhood_affinity(distances, indices, kind, 5)
-    W = graphs.hadamard_power(W, power)
+    distances, indices = knn_graphs.knn_distances(X, 7)
+    W, _ = knn_graphs.neighbourhood_affinity(distances, indices, kind, 5)
+    W = knn_graphs.hadamard_power(W, power)
     np.testing.assert_allclose(W.toarray(), ref.neighbourhood_cost(X, 5, kind, power=power),
                                rtol=1e-12, atol=1e-15)
 

@@ -19,7 +19,8 @@ from .mbed import Mbed
 from .nerv import NeRV, SNeRV
 from .parametric import ParametricEmbedding
 from .sne import SNE
-from .spectral import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA, SpectralSSDR
+from .spectral import SpectralSSDR
+from .spectral_presets import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA
 
 #: The kinds of method, in the order the documentation lists them.
 KINDS = {

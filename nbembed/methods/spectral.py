@@ -9,23 +9,22 @@ where C = C^l (from labels) + gamma C^u (from the neighbourhoods of all
 points) and L_C is its graph Laplacian. The solution is a regularized
 generalized symmetric eigenproblem; the KPCA trick makes every learner
 non-linear. See docs/spectral.md.
+
+The named learners are in :mod:`nbembed.methods.spectral_presets`, the run in
+:mod:`nbembed.methods.spectral_run`.
 """
 
 from __future__ import annotations
 
-import math
-import time
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _config
-from .._validation import check_labels, check_number, check_option
-from ..optim import LiveParameter, Run
-from ..optim.callbacks import call_all
-from ..spectral import costs, graphs, solver
+from .._validation import check_number, check_option
+from ..affinity import knn_graphs
+from ..spectral import costs, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
+from .spectral_run import GAMMA, HADAMARD_POWER, SpectralRun, merge_labels
 
 try:
     from sklearn.utils.validation import validate_data
@@ -33,244 +32,13 @@ except ImportError:  # scikit-learn < 1.6
     def validate_data(estimator, X, **kwargs):
         return estimator._validate_data(X, **kwargs)
 
-GAMMA = LiveParameter("gamma", 0.0, math.inf, (0.0, 5.0), 0.05,
-                      "Weight of the neighbourhood cost (unlabelled data) against the label "
-                      "cost", label="γ")
-HADAMARD_POWER = LiveParameter("hadamard_power", 0.0, math.inf, (0.0, 8.0), 0.25,
-                               "Element-wise power r of the neighbourhood cost: r > 1 "
-                               "strengthens strong links relative to weak ones",
-                               label="Hadamard power")
-
 AXIS_SCALINGS = ("constraint", "unit")
 CONSTRAINTS = ("label", "label+neighbor")
 GAMMA_SCALES = ("relative", "absolute")
-_TINY = np.finfo(np.float64).tiny
-
-#: Hadamard powers whose neighbourhood matrices a run keeps, so a slider
-#: moving back and forth re-solves without rebuilding them.
-NEIGHBOR_CACHE_SIZE = 8
 
 MISSING_Y = ("requires y to be passed, but the target y is None: label_cost={!r} is built from "
              "labels. Pass y with -1 for unlabelled points (or annotations), or use "
              "label_cost=None.")
-
-
-def merge_labels(y, annotations, n):
-    """Labels from ``y`` and ``annotations`` (annotated points win), and the
-    annotations' must-link and cannot-link pairs."""
-    labels = np.full(n, -1, dtype=np.int64) if y is None else check_labels(y, n)
-    must = cannot = None
-    if annotations is not None:
-        if annotations.n_samples != n:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n}.")
-        annotated = annotations.to_labels()
-        labels = np.where(annotated >= 0, annotated, labels)
-        must = annotations.must_link_pairs()
-        cannot = annotations.cannot_link_pairs()
-    return labels, must, cannot
-
-
-class SpectralRun(Run):
-    """A one-shot spectral solve that follows the run protocol.
-
-    ``step`` solves the eigenproblem (``n_iter = 1``); further steps do
-    nothing. ``set_params(gamma=..., hadamard_power=...)`` and
-    ``set_annotations`` re-solve at once when the run has been solved, reusing
-    the neighbourhood graph; each new solution's axes are flipped to match the
-    previous embedding, so a slider does not mirror the picture.
-
-    Attributes
-    ----------
-    X : ndarray (n, r)
-        The training points in an orthonormal basis of their centred span.
-    feature_map : tuple or None
-        (mean, basis, kernel PCA map or None) taking inputs to those
-        coordinates: (phi(x) - mean) @ basis.
-    components : ndarray (n_components, r) or None
-        A in the basis of the training data's span (None before the solve).
-    eigenvalues : ndarray or None
-    ridge : float or None
-        The absolute ridge eps added to the constraint matrix.
-    neighbor_weight : float
-        The multiplier of C^u in the cost (gamma times the relative scale).
-    constraint_weight : float
-        The multiplier of X^T D_{C^u} X added to the constraint with
-        ``constraint="label+neighbor"``.
-    """
-
-    n_iter = 1
-
-    def __init__(self, coords, *, name, label_cost, neighbor_graph, labels, must_links,
-                 cannot_links, n_components, n_neighbors, gamma, hadamard_power, gamma_scale,
-                 beta, reg, axis_scaling, constraint, scales=None, init=None,
-                 feature_map=None):
-        self.name = name
-        self.scales = scales
-        self.X = coords
-        self.feature_map = feature_map
-        self.label_kind = label_cost
-        self.neighbor_graph = neighbor_graph
-        self.n_components = n_components
-        self.n_neighbors = n_neighbors
-        self.gamma = gamma
-        self.hadamard_power = hadamard_power
-        self.gamma_scale = gamma_scale
-        self.beta = beta
-        self.reg = reg
-        self.axis_scaling = axis_scaling
-        self.constraint = constraint
-        self.iteration = 0
-        self.history = []
-        self.components = self.eigenvalues = self.ridge = None
-        self.neighbor_weight = self.constraint_weight = 0.0
-        self._neighbor_cache = {}
-        self.live_parameters = {}
-        if neighbor_graph is not None:
-            if label_cost is not None:
-                self.live_parameters["gamma"] = GAMMA
-            self.live_parameters["hadamard_power"] = HADAMARD_POWER
-        self.annotation_kinds = () if label_cost is None else \
-            ("labels",) if label_cost == "lfda" else ("labels", "must_link", "cannot_link")
-        self._set_labels(labels, must_links, cannot_links)
-        n = coords.shape[0]
-        self._Z = np.zeros((n, n_components)) if init is None else np.array(init, dtype=float)
-        self._started = time.perf_counter()
-
-    # -- state ---------------------------------------------------------------
-    @property
-    def embedding(self):
-        """A copy of the embedding (``init`` or zeros before the solve)."""
-        return self._Z.copy()
-
-    @property
-    def cost(self):
-        """tr(A M_C A^T) at the current solution (NaN before the solve)."""
-        with _config.KERNEL_LOCK:
-            if self.components is None:
-                return math.nan
-            M_C, _ = self._matrices()
-            A = self.components
-            return float(np.trace(A @ M_C @ A.T))
-
-    # -- control -------------------------------------------------------------
-    def _advance(self, n, callbacks):
-        # Solve the first time n >= 1; later steps do nothing.
-        if n > 0 and self.iteration < self.n_iter:
-            with _config.KERNEL_LOCK:
-                self._solve()
-                self.iteration = 1
-            call_all(callbacks, self)
-
-    def set_params(self, **params):
-        """Change ``gamma`` and/or ``hadamard_power``; re-solve if solved.
-
-        Raises
-        ------
-        ValueError, TypeError
-            For an unknown name or a value outside its range; nothing changes.
-        """
-        checked = self.check_params(params)
-        with _config.KERNEL_LOCK:
-            for name, value in checked.items():
-                setattr(self, name, value)
-            if self.iteration:
-                self._solve()
-        return self
-
-    def set_annotations(self, annotations=None, y=None):
-        """Use these labels (and, for DNE and MFA, must- and cannot-links).
-
-        Re-solves at once if the run has been solved. Labels from
-        ``annotations`` win over ``y`` where both label a point.
-
-        Raises
-        ------
-        ValueError
-            When the labels cannot define the label cost (see
-            :func:`nbembed.spectral.costs.check_labels_for_cost`); the run
-            keeps its previous labels.
-        """
-        if self.label_kind is None:
-            return self
-        labels, must, cannot = merge_labels(y, annotations, self.X.shape[0])
-        built = self._label_cost(labels, must, cannot)
-        with _config.KERNEL_LOCK:
-            self.labels = labels
-            self._label, self._M_label, self._label_scatter = built
-            if self.iteration:
-                self._solve()
-        return self
-
-    # -- internals -----------------------------------------------------------
-    def _label_cost(self, labels, must, cannot):
-        if self.label_kind is None:
-            return None, None, 0.0
-        if self.label_kind == "lfda":
-            must = cannot = None
-        label = costs.label_cost(self.X, labels, self.label_kind, self.n_neighbors, must, cannot,
-                                 scales=self.scales)
-        return label, costs.laplacian_form(self.X, label.cost), \
-            costs.weighted_scatter(self.X, label.cost)
-
-    def _set_labels(self, labels, must, cannot):
-        self.labels = labels
-        self._label, self._M_label, self._label_scatter = self._label_cost(labels, must, cannot)
-
-    def _neighbor_forms(self):
-        """(Laplacian form, degree form, weighted scatter) of (C^u)^(o r), cached by r."""
-        r = self.hadamard_power
-        if r not in self._neighbor_cache:
-            if len(self._neighbor_cache) >= NEIGHBOR_CACHE_SIZE:
-                self._neighbor_cache.pop(next(iter(self._neighbor_cache)))
-            W = graphs.hadamard_power(self.neighbor_graph, r)
-            L = costs.laplacian_form(self.X, W)
-            self._neighbor_cache[r] = (L, costs.degree_form(self.X, W), float(np.trace(L)))
-        return self._neighbor_cache[r]
-
-    def _matrices(self):
-        """The cost and constraint matrices M_C, M_B in the data basis."""
-        dim = self.X.shape[1]
-        identity = np.eye(dim)
-        if self._label is not None:
-            M_C = self._M_label.copy()
-            M_B = identity if self._label.constraint is None else self._label.constraint
-            self.neighbor_weight = self.constraint_weight = 0.0
-            if self.neighbor_graph is not None:
-                L_u, D_u, scatter_u = self._neighbor_forms()
-                self.neighbor_weight = self.constraint_weight = self.gamma
-                if self.gamma_scale == "relative":
-                    if self._label_scatter > 0 and scatter_u > 0:
-                        self.neighbor_weight *= self._label_scatter / scatter_u
-                    self.constraint_weight *= np.trace(M_B) / max(np.trace(D_u), _TINY)
-                M_C = M_C + self.neighbor_weight * L_u
-                if self.constraint == "label+neighbor":
-                    M_B = M_B + self.constraint_weight * D_u
-        elif self.neighbor_graph is not None:
-            M_C, M_B, _ = self._neighbor_forms()
-            self.neighbor_weight = 1.0
-        else:
-            M_C, M_B = np.zeros((dim, dim)), identity
-        if self.beta > 0:
-            M_C = (1.0 - self.beta) * M_C + self.beta * identity
-            M_B = (1.0 - self.beta) * M_B + self.beta * costs.scatter(self.X)
-        return M_C, M_B
-
-    def _solve(self):
-        M_C, M_B = self._matrices()
-        A, mu, eps = solver.solve(M_C, M_B, self.n_components, self.reg)
-        if self.axis_scaling == "unit":
-            A = A / np.linalg.norm(A, axis=1, keepdims=True)
-        Z = self.X @ A.T
-        signs = solver.align(Z, self._Z) if self.iteration else solver.orient(Z)
-        self.components = A * signs[:, None]
-        self.eigenvalues, self.ridge = mu, eps
-        self._Z = Z * signs
-        self.history.append(dict(iteration=1, cost=float(np.trace(A @ M_C @ A.T)),
-                                 neighbor_weight=self.neighbor_weight,
-                                 constraint_weight=self.constraint_weight,
-                                 seconds=time.perf_counter() - self._started,
-                                 **self.get_params()))
 
 
 #: Every setting of the framework, in the order of SpectralSSDR's __init__.
@@ -403,8 +171,8 @@ class SpectralSSDR(EmbeddingEstimator):
         _store_arguments(self, locals())
 
     def _settings(self):
-        # Presets fix some settings as class attributes (FIXED) and leave them
-        # out of their __init__; every setting is read here.
+        # Presets fix some settings as class attributes and leave them out of
+        # their __init__; every setting is read here.
         return {name: getattr(self, name) for name in SETTINGS}
 
     def _check_settings(self, n_samples, n_features):
@@ -483,13 +251,8 @@ class SpectralSSDR(EmbeddingEstimator):
                              f"along which the training points vary.")
         neighbor_graph = scales = None
         if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
-            k_query = min(max(s["n_neighbors"], graphs.LOCAL_SCALE_NEIGHBOR), n - 1)
-            distances, indices = graphs.knn_distances(coords, k_query)
-            scales = graphs.local_scales(distances, graphs.LOCAL_SCALE_NEIGHBOR)
-        if s["neighbor_cost"] is not None:
-            neighbor_graph, _ = graphs.neighbourhood_affinity(
-                distances, indices, s["neighbor_cost"], s["n_neighbors"],
-                bandwidth=settings["bandwidth"])
+            neighbor_graph, scales = knn_graphs.neighbourhood_graph_and_scales(
+                coords, s["neighbor_cost"], s["n_neighbors"], bandwidth=settings["bandwidth"])
         if init is not None:
             init = np.asarray(init, dtype=np.float64)
             if init.shape != (n, s["n_components"]):
@@ -562,192 +325,3 @@ class SpectralSSDR(EmbeddingEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._settings()["label_cost"] is not None
         return tags
-
-
-# -- presets: thin configurations of the framework ----------------------------------------
-_SEMI_SUPERVISED_LIVE = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
-_LINK_KINDS = ("labels", "must_link", "cannot_link")
-
-
-class _Preset(SpectralSSDR):
-    """A named configuration: the settings it does not take are fixed class attributes."""
-
-    label_cost = None
-    neighbor_cost = None
-    gamma = 1.0
-    hadamard_power = 1.0
-    n_neighbors = 7
-    bandwidth = None
-    gamma_scale = "relative"
-    beta = 0.0
-    constraint = "label+neighbor"
-    reg = 1e-3
-    kernel = None
-    kernel_params = None
-    axis_scaling = "constraint"
-
-
-class SSLFDA(_Preset):
-    """Semi-supervised local Fisher discriminant analysis (SS-LFDA).
-
-    LFDA's label cost (local within-class weights) and constraint (local
-    between-class scatter) plus gamma times the neighbourhood cost of all
-    points. Parameters as in :class:`SpectralSSDR`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_wine
-    >>> from nbembed.methods.spectral import SSLFDA
-    >>> X, y = load_wine(return_X_y=True)
-    >>> y_partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
-    >>> SSLFDA(n_components=2, gamma=1.0).fit_transform(X, y_partial).shape
-    (178, 2)
-    """
-
-    label_cost = "lfda"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SSDNE(_Preset):
-    """Semi-supervised discriminant neighbourhood embedding (SS-DNE).
-
-    DNE's label cost (+1 for same-class neighbours, -1 for other-class
-    neighbours) with A A^T = I, plus gamma times the neighbourhood cost.
-    Must-links and cannot-links from annotations join the +1 and -1 pairs.
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "dne"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SSMFA(_Preset):
-    """Semi-supervised marginal Fisher analysis (SS-MFA).
-
-    MFA's intrinsic graph (same-class neighbours) as the label cost and its
-    penalty graph (other-class neighbours) as the constraint, plus gamma times
-    the neighbourhood cost. Must-links and cannot-links join the two graphs.
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "mfa"
-    live_parameters = _SEMI_SUPERVISED_LIVE
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class LPP(_Preset):
-    """Locality preserving projections: C = C^u, B = D_{C^u}; no labels.
-
-    With ``hadamard_power`` > 1 this is the paper's LPP*. Parameters as in
-    :class:`SpectralSSDR`; the default neighbourhood cost is He & Niyogi's
-    heat kernel.
-    """
-
-    live_parameters = {"hadamard_power": HADAMARD_POWER}
-    annotation_kinds = ()
-
-    def __init__(self, n_components=2, *, neighbor_cost="heat", hadamard_power=1.0,
-                 n_neighbors=7, bandwidth=None, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class LFDA(_Preset):
-    """Local Fisher discriminant analysis (Sugiyama), labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "lfda"
-    live_parameters = {}
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class DNE(_Preset):
-    """Discriminant neighbourhood embedding, labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "dne"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class MFA(_Preset):
-    """Marginal Fisher analysis, labelled points only.
-
-    Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "mfa"
-    live_parameters = {}
-    annotation_kinds = _LINK_KINDS
-
-    def __init__(self, n_components=2, *, n_neighbors=7, reg=1e-3, kernel=None,
-                 kernel_params=None, axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class SELF(_Preset):
-    """Sugiyama's SELF: LFDA regularized toward PCA on all points.
-
-    Cost (1 - beta) S_lw + beta I, constraint (1 - beta) S_lb + beta S_t
-    (S_t the total scatter of labelled and unlabelled points). beta = 0 is
-    LFDA, beta = 1 PCA. The identity makes it depend on the scale of X, as in
-    Sugiyama's definition. Parameters as in :class:`SpectralSSDR`.
-    """
-
-    label_cost = "lfda"
-    live_parameters = {}
-    annotation_kinds = ("labels",)
-
-    def __init__(self, n_components=2, *, beta=0.5, reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())
-
-
-class PCA(_Preset):
-    """Principal component analysis inside the framework (a sanity baseline).
-
-    SELF's beta = 1: cost I, constraint S_t, so the bottom generalized
-    eigenvectors are the top principal axes; with ``axis_scaling="unit"``
-    the components are scikit-learn's (up to sign). With a kernel, kernel PCA.
-    """
-
-    beta = 1.0
-    live_parameters = {}
-    annotation_kinds = ()
-
-    def __init__(self, n_components=2, *, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
-        _store_arguments(self, locals())

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_dense_allowed
-from . import graphs
+from ..affinity import knn_graphs, label_graphs
 
 LABEL_COSTS = ("lfda", "dne", "mfa")
 NEIGHBOR_COSTS = ("local_scaling", "heat")
@@ -86,7 +86,7 @@ def lfda_between_class_scatter(X, y, Ww):
     n_labelled = labelled.size
     S_b = scatter(X, labelled)
     factor = np.zeros(X.shape[0])
-    for members in graphs.labelled_classes(y):
+    for members in label_graphs.labelled_classes(y):
         S_b -= members.size / n_labelled * scatter(X, members)
         factor[members] = members.size / n_labelled - 1.0
     return S_b + laplacian_form(X, sp.diags(factor) @ Ww)
@@ -163,18 +163,18 @@ def label_cost(X, y, kind, n_neighbors, must_links=None, cannot_links=None, scal
         check_dense_allowed(largest, what="LFDA's within-class weights",
                             alternative="Label fewer points, or use label_cost='dne' or 'mfa'")
         if scales is None:
-            k = min(graphs.LOCAL_SCALE_NEIGHBOR, n - 1)
-            scales = graphs.local_scales(graphs.knn_distances(X, k)[0], k)
-        W = graphs.lfda_within_class_weights(X, y, scales)
+            k = min(knn_graphs.LOCAL_SCALE_NEIGHBOR, n - 1)
+            scales = knn_graphs.local_scales(knn_graphs.knn_distances(X, k)[0], k)
+        W = label_graphs.lfda_within_class_weights(X, y, scales)
         return LabelCost(kind, W, lfda_between_class_scatter(X, y, W))
-    same = [graphs.class_neighbour_pairs(X, y, n_neighbors, same=True)]
-    other = [graphs.class_neighbour_pairs(X, y, n_neighbors, same=False)]
+    same = [label_graphs.class_neighbour_pairs(X, y, n_neighbors, same=True)]
+    other = [label_graphs.class_neighbour_pairs(X, y, n_neighbors, same=False)]
     if must_links is not None:
         same.append(np.asarray(must_links).reshape(-1, 2))
     if cannot_links is not None:
         other.append(np.asarray(cannot_links).reshape(-1, 2))
-    near = graphs.pair_graph(np.concatenate(same), n, 1.0)
-    apart = graphs.pair_graph(np.concatenate(other), n, 1.0)
+    near = label_graphs.pair_graph(np.concatenate(same), n, 1.0)
+    apart = label_graphs.pair_graph(np.concatenate(other), n, 1.0)
     if kind == "dne":
         return LabelCost(kind, (near - apart).tocsr(), None)
     return LabelCost(kind, near, laplacian_form(X, apart))

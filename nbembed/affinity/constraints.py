@@ -112,7 +112,7 @@ def semi_supervised_groups(y, annotations, n_samples):
 
 def must_links_from(y, annotations, n_samples):
     """The must-link matrix U of labels ``y`` and ``annotations``
-    (:func:`semi_supervised_groups` passed to :func:`must_link_matrix`)."""
+    (:func:`~nbembed.affinity.constraints.semi_supervised_groups` passed to :func:`must_link_matrix`)."""
     return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
 
 

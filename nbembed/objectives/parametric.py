@@ -1,6 +1,6 @@
-"""Parametric Embedding's cost (Iwata et al., 2007) as a function of the class positions.
+"""Parametric Embedding's cost (Iwata et al., 2007) as a function of the class positions::
 
-    J(R, Phi) = sum_n KL(p(. | x_n) || p(. | r_n)) + eta_r |R|^2 + eta_phi |Phi|^2
+    J(R, Phi) = sum_n KL(p(. | x_n) || p(. | r_n)) + eta_r ‖R‖² + eta_phi ‖Phi‖²
 
 up to constants, where p(c_k | r_n) is the embedding's unit-variance Gaussian
 mixture centred on the class positions phi_k. Given Phi, every object's

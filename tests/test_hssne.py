@@ -1,5 +1,7 @@
 """HSSNE behaviour: special cases, the run protocol, bad input and quality."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -168,7 +170,7 @@ def test_auto_learning_rates_by_phase(iris):
     assert auto_learning_rates(60000, 12.0) == (1250.0, 5000.0)  # n / 48 and n / 12
     run = small(early_exaggeration_iter=5, max_iter=10).prepare(iris[0])
     assert run.learning_rates == (50.0, 50.0)
-    run.learning_rates = (7.0, 3.0)
+    run.schedule = dataclasses.replace(run.schedule, learning_rates=(7.0, 3.0))
     run.step(5)
     assert run._gradient_descent.learning_rate == 7.0
     run.step(1)

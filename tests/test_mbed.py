@@ -13,8 +13,8 @@ from conftest import load_shared
 from nbembed import Annotations
 from nbembed._kernels import mbed as kernels
 from nbembed.methods.mbed import Mbed
-from nbembed.methods.mbed_run import conjugate_gradients, embedding_radius, \
-    iterations_per_step, lambda_schedule, margin_criterion
+from nbembed.methods.mbed_run import conjugate_gradients, embedding_radius, margin_criterion
+from nbembed.optim.schedules import iterations_per_step, lambda_schedule
 from nbembed.objectives.mbed import MbedObjective
 
 

@@ -31,9 +31,9 @@ from .._validation import check_dense_allowed, check_number, check_option
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
-from ..objectives.mbed import MbedObjective
+from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
-from .mbed_run import SUM_TOLERANCE, MbedRun, label_inputs
+from .mbed_run import MbedRun
 
 #: Standard deviation of the start of the crude SNE embedding (Algorithm 1, line 2).
 SNE_INIT_SCALE = 0.1
@@ -168,7 +168,7 @@ class Mbed(EmbeddingEstimator):
     """
 
     live_parameters = MbedRun.live_parameters
-    annotation_kinds = MbedRun.annotation_kinds
+    annotation_kinds = MbedObjective.annotation_kinds
 
     def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, metric="euclidean",

@@ -12,22 +12,19 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import replace
 
 import numpy as np
 
 from .. import _config
-from .._validation import check_labels
-from ..optim import LiveParameter, Run
+from ..optim import LambdaAnnealing, LineSearchRun, LiveParameter
 from ..optim.descent import LineSearchDescent
 from ..optim.directions import PolakRibiere
 from ..optim.line_search import WolfeSettings
+from ..optim.schedules import LAMBDA_END, LAMBDA_START
 
 logger = logging.getLogger("nbembed")
 
-#: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
-SUM_TOLERANCE = 1e-6
 
 LAMBDA = LiveParameter(
     "lambda_", 0.0, math.inf, (0.05, 30.0), 0.05,
@@ -37,20 +34,6 @@ LAMBDA = LiveParameter(
 #: Standard deviation of the re-initialization before annealing, in units of the
 #: radius r (Algorithm 1, line 5).
 ANNEAL_INIT_SCALE = 1e-3
-#: lambda runs from LAMBDA_START * r down to LAMBDA_END * r (Algorithm 1, line 7).
-LAMBDA_START, LAMBDA_END = 20.0, 0.2
-
-
-def lambda_schedule(radius, n_anneal):
-    """lambda_j = 2 r 10 / 100^((j - 2) / (p - 2)) for j = 2..p: from 20 r to 0.2 r."""
-    j = np.arange(n_anneal - 1)
-    return LAMBDA_START * radius * (LAMBDA_END / LAMBDA_START) ** (j / (n_anneal - 2))
-
-
-def iterations_per_step(n_iter, n_anneal):
-    """The n_iter annealing iterations spread evenly over the p - 1 steps."""
-    base, extra = divmod(n_iter, n_anneal - 1)
-    return np.array([base + (j < extra) for j in range(n_anneal - 1)], dtype=np.int64)
 
 
 def embedding_radius(Y):
@@ -105,6 +88,8 @@ def margin_criterion(Y, labels, directions):
 #: step 1 / (1 + ‖g‖²), each later first guess the last step scaled by the ratio of
 #: the last two initial slopes (at most 100).
 LINE_SEARCH = WolfeSettings(c1=0.01, c2=0.5, max_evaluations=20, growth=3.0)
+MINIMIZE_M = dict(line_search=LINE_SEARCH, first_step="inverse_gradient",
+                  continued_step="slope_ratio", max_step_ratio=100.0)
 
 
 def conjugate_gradients(objective, x):
@@ -121,80 +106,12 @@ def conjugate_gradients(objective, x):
     -------
     LineSearchDescent
     """
-    return LineSearchDescent(objective, x, PolakRibiere(), line_search=LINE_SEARCH,
-                             first_step="inverse_gradient", continued_step="slope_ratio",
-                             max_step_ratio=100.0)
-
-
-# -- labels -------------------------------------------------------------------------------
-
-def label_inputs(y, annotations, n_samples, n_classes):
-    """Soft labels and their weights from ``y`` and ``annotations``.
-
-    ``y`` holds hard labels (-1 for unlabelled points) or, as a 2-D array, one
-    probability vector per point (a row of zeros for unlabelled points).
-    Labelled points in ``annotations`` override ``y``; their weight is the
-    annotation's confidence, 1 for labels from ``y``.
-
-    Returns
-    -------
-    soft : ndarray (n, K)
-        Rows of labelled points sum to one; others are uniform.
-    weights : ndarray (n,)
-        0 for unlabelled points.
-    """
-    K = n_classes
-    soft = np.zeros((n_samples, K))
-    weights = np.zeros(n_samples)
-    if y is not None:
-        arr = np.asarray(y)
-        if arr.ndim == 2:
-            _check_soft_labels(arr, n_samples, K)
-            rows = arr.sum(axis=1) > 0
-            soft[rows] = arr[rows]
-        else:
-            labels = check_labels(arr, n_samples)
-            if np.any(labels >= K):
-                raise ValueError(f"y has labels outside [0, n_classes) = [0, {K}), e.g. "
-                                 f"{int(labels[labels >= K][0])}; use 0..{K - 1} for classes "
-                                 f"and -1 for unlabelled points, or raise n_classes.")
-            rows = labels >= 0
-            soft[rows, labels[rows]] = 1.0
-        weights[rows] = 1.0
-    if annotations is not None:
-        if annotations.n_samples != n_samples:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n_samples}.")
-        if annotations.n_classes > K:
-            raise ValueError(f"annotations use {annotations.n_classes} classes but n_classes "
-                             f"= {K}; raise n_classes or remove the extra classes' labels.")
-        rows = annotations.labelled_mask()
-        given = annotations.soft_label_matrix()
-        soft[rows] = 0.0
-        soft[rows, :given.shape[1]] = given[rows]
-        weights[rows] = annotations.confidences()[rows]
-    soft[weights == 0] = 1.0 / K
-    return soft, weights
-
-
-def _check_soft_labels(T, n_samples, n_classes):
-    if T.shape != (n_samples, n_classes):
-        raise ValueError(f"soft labels y must have shape (n_samples, n_classes) = "
-                         f"{(n_samples, n_classes)}; got {T.shape}.")
-    if T.dtype.kind not in "biuf" or not np.all(np.isfinite(T)):
-        raise ValueError("soft labels y must be finite numbers.")
-    if np.any(T < 0):
-        raise ValueError("soft labels y must be non-negative probabilities.")
-    sums = T.sum(axis=1)
-    bad = np.flatnonzero((sums > 0) & (np.abs(sums - 1.0) > SUM_TOLERANCE))
-    if bad.size:
-        raise ValueError(f"soft label rows must sum to 1 (or be all zero for unlabelled "
-                         f"points); row {bad[0]} sums to {sums[bad[0]]:.6g}.")
+    return LineSearchDescent(objective, x, PolakRibiere(), **MINIMIZE_M)
 
 
 # -- the run ----------------------------------------------------------------------------------
 
-class MbedRun(Run):
+class MbedRun(LineSearchRun):
     """A resumable Mbed optimization: Algorithm 1 one CG iteration at a time.
 
     The schedule: ``n_iter_init`` iterations of SNE alone from N(0, 0.1^2);
@@ -238,23 +155,19 @@ class MbedRun(Run):
         One entry per completed annealing step.
     """
 
-    name = "Mbed"
+    #: lambda is the schedule's, so the run, not the objective, takes it live.
     live_parameters = {"lambda_": LAMBDA}
-    annotation_kinds = ("labels", "soft_labels")
 
     def __init__(self, objective, Y0, restart_noise, *, n_iter=500, n_iter_init=10, n_anneal=20):
-        self.objective = objective
-        self.n_classes = objective.n_classes
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
+        super().__init__(objective, self._Yt, PolakRibiere(), n_iter=n_iter, **MINIMIZE_M)
+        self.live_parameters = type(self).live_parameters
+        self.n_classes = objective.n_classes
         self._restart_noise = restart_noise
-        self.n_iter = int(n_iter)
         self.n_iter_init = int(n_iter_init)
         self.n_anneal = int(n_anneal)
-        self._step_ends = self.n_iter_init + np.cumsum(
-            iterations_per_step(self.n_iter - self.n_iter_init, self.n_anneal))
-        self.iteration = 0
+        self.schedule = LambdaAnnealing(self.n_iter, self.n_iter_init, self.n_anneal)
         self.schedule_position = 0
-        self.history = []
         self.lambda_ = None
         self.radius = None
         self.anneal_step = None
@@ -263,22 +176,10 @@ class MbedRun(Run):
         self.step_memberships = []
         self.lambda_path = []
         self.criterion_path = []
-        self._started = time.perf_counter()
-        self._descent = conjugate_gradients(objective.line_search_function(self._Yt.shape),
-                                            self._Yt.reshape(-1))
         if self.n_iter_init == 0:
             self._start_annealing()
 
     # -- state ---------------------------------------------------------------
-    @property
-    def embedding(self):
-        """A copy of the current embedding, shape (n_samples, n_components)."""
-        return self._Yt.T.copy()
-
-    @property
-    def n_samples(self):
-        return self._Yt.shape[1]
-
     @property
     def current_lambda(self):
         """The lambda in use (None during the initial SNE)."""
@@ -318,12 +219,6 @@ class MbedRun(Run):
             return None
         return int(np.argmax(self.criterion_path))
 
-    @property
-    def cost(self):
-        """The objective in use at the current embedding (computed now)."""
-        with _config.KERNEL_LOCK:
-            return float(self.objective.value(self._Yt))
-
     # -- control -------------------------------------------------------------
     def set_params(self, **params):
         """Hold lambda at a value, or give it back to the schedule with None.
@@ -354,30 +249,9 @@ class MbedRun(Run):
             if value is not None:
                 self._use_lambda(value)
             elif self.anneal_step is not None:
-                self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[self.anneal_step])
+                self._use_lambda(self.schedule.lambdas(self.radius)[self.anneal_step])
             else:
-                self.objective.use_lambda(None, self.radius)
-                self._descent.reset()
-        return self
-
-    def set_annotations(self, annotations=None, y=None):
-        """Use these labels from the next iteration on; the embedding is kept.
-
-        Parameters
-        ----------
-        annotations : Annotations, optional
-            Hard and soft labels with confidences (used as weights).
-        y : array-like, optional
-            Hard labels (-1 for unlabelled points) or soft labels (n, K).
-
-        Returns
-        -------
-        self
-        """
-        soft, weights = label_inputs(y, annotations, self.n_samples, self.n_classes)
-        with _config.KERNEL_LOCK:
-            self.objective.set_labels(soft, weights)
-            self._descent.reset()
+                self._use_lambda(None)
         return self
 
     # -- internals -----------------------------------------------------------
@@ -385,16 +259,6 @@ class MbedRun(Run):
         radius = self.radius if self.radius is not None else embedding_radius(self._Yt.T)
         self.objective.use_lambda(lam, radius)
         self._descent.reset()
-
-    def _iterate(self):
-        before = self._Yt.copy()
-        self._descent.iterate()
-        if not np.all(np.isfinite(self._Yt)):  # cannot happen by design; never show it
-            logger.warning("%s: non-finite embedding at iteration %d; kept the last good one.",
-                           self.name, self.iteration)
-            self._Yt[:] = before
-            self._descent.reset()
-        return {}
 
     def _after_iteration(self):
         if self.lambda_ is None:  # a held lambda pauses the schedule
@@ -404,15 +268,14 @@ class MbedRun(Run):
     def _follow_schedule(self):
         position = self.schedule_position
         if self.anneal_step is None:
-            if position == self.n_iter_init:
+            if self.schedule.starts_annealing(position):
                 self._start_annealing()
             return
-        if self.anneal_step < len(self._step_ends) and position == self._step_ends[
-                self.anneal_step]:
+        if self.schedule.ends_step(self.anneal_step, position):
             self._finish_step()
-            if self.anneal_step + 1 < len(self._step_ends):
+            if self.schedule.has_step(self.anneal_step + 1):
                 self.anneal_step += 1
-                self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[self.anneal_step])
+                self._use_lambda(self.schedule.lambdas(self.radius)[self.anneal_step])
 
     def _start_annealing(self):
         self.sne_embedding = self.embedding
@@ -423,7 +286,7 @@ class MbedRun(Run):
                   round(1.5 * LAMBDA_START * self.radius, 3))
         self.live_parameters = {"lambda_": replace(LAMBDA, slider=slider,
                                                    step=max(slider[0], 1e-3))}
-        self._use_lambda(lambda_schedule(self.radius, self.n_anneal)[0])
+        self._use_lambda(self.schedule.lambdas(self.radius)[0])
         logger.info("%s: radius r = %.4g after %d SNE iterations.", self.name, self.radius,
                     self.iteration)
 
@@ -439,8 +302,7 @@ class MbedRun(Run):
                     self.anneal_step, self.current_lambda, criterion)
 
     def _record(self, stats):
-        self._descent.evaluate()
-        cost = self._descent.f if self._descent.finite else math.inf
+        cost, _ = self._evaluated()
         parts = dict(A=math.nan, B=math.nan, D=math.nan, C=cost)
         if self.current_lambda is not None and math.isfinite(cost):
             extra, _, terms = self.objective.boundary_terms(self._Yt)
@@ -451,8 +313,6 @@ class MbedRun(Run):
             phase = "sne"
         else:
             phase = "anneal"
-        self.history.append(dict(
-            iteration=self.iteration, cost=cost, **{"lambda": self.current_lambda},
-            lambda_=self.lambda_, tau=self.tau, phase=phase, anneal_step=self.anneal_step,
-            evaluations=self._descent.evaluations, seconds=time.perf_counter() - self._started,
-            **parts))
+        self._append_record(cost, **{"lambda": self.current_lambda}, tau=self.tau, phase=phase,
+                            anneal_step=self.anneal_step,
+                            evaluations=self._descent.evaluations, **parts)

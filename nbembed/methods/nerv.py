@@ -52,7 +52,7 @@ WIDENING_NEIGHBORS_FACTOR = 16.0
 class _NeRVEstimator(EmbeddingEstimator):
     """What NeRV and SNeRV share: calibration, the starting layout and the run."""
 
-    live_parameters = NeRVRun.live_parameters
+    live_parameters = NeRVObjective.live_parameters
 
     def _check_params(self, n):
         n_components = check_number(self.n_components, "n_components", low=1, integer=True)
@@ -195,7 +195,7 @@ class NeRV(_NeRVEstimator):
     (150, 2)
     """
 
-    annotation_kinds = NeRVRun.annotation_kinds
+    annotation_kinds = NeRVObjective.annotation_kinds
 
     def __init__(self, n_components=2, *, tradeoff=0.5, n_neighbors=20, metric="euclidean",
                  optimizer="lbfgs", max_iter=300, anneal_iter=100, init="pca", random_state=None,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 
 import numpy as np
 from sklearn.base import clone
@@ -23,8 +22,8 @@ from .._validation import check_labels
 from ..affinity import conditional_probabilities
 from ..affinity.widening import widened_neighbourhoods, widening_stages
 from ..objectives.nerv import NeRVObjective
-from ..optim import Run
-from ..optim.descent import LineSearchDescent, make_directions
+from ..optim import LineSearchRun, Widening
+from ..optim.descent import make_directions
 from ..optim.line_search import WolfeSettings
 
 logger = logging.getLogger("nbembed")
@@ -50,7 +49,7 @@ LINE_SEARCHES = {
 }
 
 
-class NeRVRun(Run):
+class NeRVRun(LineSearchRun):
     """A resumable NeRV optimization (the run protocol of :mod:`nbembed.optim.protocol`).
 
     Each iteration is one L-BFGS or conjugate-gradient step with a strong Wolfe
@@ -98,31 +97,20 @@ class NeRVRun(Run):
 
     def __init__(self, objective, Y0, *, n_iter, optimizer="lbfgs", n_neighbors=None,
                  sq_distances=None, stages=(), anneal_iter=0, widening_neighbors=None):
-        self.objective = objective
-        self.n_neighbors = n_neighbors
-        self.widening_neighbors = widening_neighbors
-        self.n_iter = int(n_iter)
-        self.optimizer = optimizer
-        self.iteration = 0
-        self.history = []
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         # The first search moves the points by about 1% of the embedding's spread;
         # a search restarted from steepest descent first tries the last move's length.
-        self._descent = LineSearchDescent(
-            objective.line_search_function(self._Yt.shape), self._Yt.reshape(-1),
-            make_directions(optimizer, LBFGS_MEMORY),
-            line_search=LINE_SEARCHES[optimizer], first_step="relative", first_move=0.01,
-            continued_step="unit" if optimizer == "lbfgs" else "previous_move",
-            restart_with_previous_move=True)
-        self._started = time.perf_counter()
+        super().__init__(objective, self._Yt, make_directions(optimizer, LBFGS_MEMORY),
+                         n_iter=n_iter, line_search=LINE_SEARCHES[optimizer],
+                         first_step="relative", first_move=0.01,
+                         continued_step="unit" if optimizer == "lbfgs" else "previous_move",
+                         restart_with_previous_move=True)
+        self.n_neighbors = n_neighbors
+        self.widening_neighbors = widening_neighbors
+        self.optimizer = optimizer
         with _config.KERNEL_LOCK:
             self._set_neighbourhoods(objective.P, objective.beta, sq_distances, stages,
                                      anneal_iter)
-
-    @property
-    def tradeoff(self):
-        """Precision (0) vs recall (1): the live parameter of the objective."""
-        return self.objective.tradeoff
 
     # -- neighbourhoods --------------------------------------------------------
     def _set_neighbourhoods(self, P, beta, sq_distances=None, stages=(), anneal_iter=0):
@@ -132,14 +120,9 @@ class NeRVRun(Run):
         self.sq_distances = sq_distances
         self.stages = list(stages) if sq_distances is not None else []
         self.anneal_iter = int(anneal_iter) if self.stages else 0
+        self.widening = Widening(len(self.stages), self.anneal_iter)
         self.stage = None
         self._follow_schedule(force=True)
-
-    def _stage_at(self, iteration):
-        """Index of the widening stage at ``iteration``, or -1 for the final widths."""
-        if iteration >= self.anneal_iter:
-            return -1
-        return min(iteration * len(self.stages) // self.anneal_iter, len(self.stages) - 1)
 
     @property
     def effective_neighbors(self):
@@ -148,7 +131,7 @@ class NeRVRun(Run):
 
     def _follow_schedule(self, force=False):
         """Switch to the neighbourhoods of the current stage; True if they changed."""
-        stage = self._stage_at(self.iteration)
+        stage = self.widening.stage(self.iteration)
         if stage == self.stage and not force:
             return False
         if stage == -1:
@@ -159,13 +142,8 @@ class NeRVRun(Run):
             P, logP = widened_neighbourhoods(self.sq_distances, beta)
             self.objective.use_neighbourhoods(P, beta, logP)
         self.stage = stage
-        self._evaluate_here()
-        return True
-
-    def _evaluate_here(self):
-        """The objective changed: evaluate it here and restart the search directions."""
         self._descent.reset()
-        self._descent.evaluate()
+        return True
 
     def rescale(self):
         """Multiply the embedding by the factor that minimizes the current cost.
@@ -178,63 +156,24 @@ class NeRVRun(Run):
             factor = best_scale(lambda Y: self.objective.value(np.ascontiguousarray(Y.T)),
                                 Y0, 1.0 / np.sqrt(self.objective.beta))
             self._Yt *= factor
-            self._evaluate_here()
+            self._descent.reset()
         return factor
 
     # -- state ---------------------------------------------------------------
     @property
-    def embedding(self):
-        """A copy of the current embedding, shape (n_samples, n_components)."""
-        return self._Yt.T.copy()
-
-    @property
-    def n_samples(self):
-        return self._Yt.shape[1]
-
-    @property
-    def cost(self):
-        """The objective at the current embedding."""
-        return float(self._descent.f)
-
-    @property
     def divergences(self):
         """(sum_i KL(P_i || Q_i), sum_i KL(Q_i || P_i)) at the current embedding."""
-        return tuple(float(v) for v in self._descent.info)
-
-    # -- control -------------------------------------------------------------
-    def set_params(self, **params):
-        """Change ``tradeoff`` and continue from the current embedding.
-
-        The search direction restarts from the steepest descent of the new
-        cost; the embedding does not move until the next ``step``.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError, TypeError
-            For an unknown name or a value outside its range; nothing changes.
-        """
-        checked = self.check_params(params)
         with _config.KERNEL_LOCK:
-            self.objective.set_params(**checked)
-            self._evaluate_here()
-            if self.history:
-                self._record(dict(evaluations=1))
-        return self
+            self._descent.evaluate()
+            return tuple(float(v) for v in self._descent.info)
 
     # -- internals -----------------------------------------------------------
-    def _iterate(self):
-        """One line-search step; returns its cost evaluations and the length of the move.
-
-        When even a steepest-descent step finds no lower cost the run is
-        converged for this objective: later iterations cost nothing until the
-        objective changes (``set_params``, a widening stage, new annotations).
-        """
-        result = self._descent.iterate()
-        return dict(evaluations=result.evaluations, step_length=result.step_length)
+    def _objective_changed(self):
+        """A new tradeoff: restart the search directions from steepest descent; the
+        embedding does not move until the next ``step``."""
+        super()._objective_changed()
+        if self.history:
+            self._record(dict(evaluations=1))
 
     def _after_iteration(self):
         if self._follow_schedule():
@@ -242,17 +181,13 @@ class NeRVRun(Run):
             self._record(dict(evaluations=1))
 
     def _record(self, stats):
+        cost, grad_norm = self._evaluated()
         recall, precision = self._descent.info
-        record = dict(iteration=self.iteration, cost=float(self._descent.f),
-                      tradeoff=self.tradeoff, effective_neighbors=self.effective_neighbors,
-                      recall_divergence=float(recall),
-                      precision_divergence=float(precision),
-                      grad_norm=float(np.sqrt(np.sum(self._descent.g ** 2))),
-                      step_length=stats.get("step_length", 0.0),
-                      evaluations=stats.get("evaluations", 0),
-                      seconds=time.perf_counter() - self._started)
-        self.history.append(record)
-        logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, record["cost"])
+        self._append_record(cost, effective_neighbors=self.effective_neighbors,
+                            recall_divergence=float(recall),
+                            precision_divergence=float(precision), grad_norm=grad_norm,
+                            step_length=stats.get("step_length", 0.0),
+                            evaluations=stats.get("evaluations", 0))
 
 
 def best_scale(cost_at, Y0, sigma):
@@ -328,6 +263,8 @@ class SNeRVRun(NeRVRun):
 
     def __init__(self, objective, Y0, *, X, learning_metric, **kwargs):
         super().__init__(objective, Y0, **kwargs)
+        self.name = type(self).name  # NeRV's cost, with labels that shape its distances
+        self.annotation_kinds = type(self).annotation_kinds
         self.X = X
         self.learning_metric = learning_metric
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 import warnings
 
 import numpy as np
@@ -33,13 +32,11 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _config
 from .._kernels import parametric as kernels
 from .._validation import check_data, check_number, check_option
-from ..annotations import Annotations
 from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
-from ..optim import Run
-from ..optim.descent import LineSearchDescent
+from ..optim import LineSearchRun
 from ..optim.directions import LBFGS
 from ..optim.line_search import WolfeSettings
-from ..posteriors import annotation_posteriors, check_posteriors, check_priors
+from ..posteriors import check_posteriors, check_priors
 from ._base import EmbeddingEstimator, enable_verbose_logging
 
 logger = logging.getLogger("nbembed")
@@ -63,21 +60,7 @@ INIT_CLASS_SCALE = 1.0
 AUTO_ETA_PHI_PER_OBJECT = 0.01
 
 
-def blend_annotations(P, annotations):
-    """``P`` with the annotations' soft labels blended in (see
-    :func:`~nbembed.posteriors.annotation_posteriors`); ``P`` if there are none."""
-    if annotations is None:
-        return P
-    if not isinstance(annotations, Annotations):
-        raise TypeError(f"annotations must be an nbembed.Annotations object; got "
-                        f"{type(annotations).__name__}.")
-    if annotations.n_samples != P.shape[0]:
-        raise ValueError(f"annotations are for {annotations.n_samples} samples but P has "
-                         f"{P.shape[0]} rows.")
-    return annotation_posteriors(annotations, P)
-
-
-class ParametricEmbeddingRun(Run):
+class ParametricEmbeddingRun(LineSearchRun):
     """A resumable Parametric Embedding optimization.
 
     One iteration is one round of the alternation: every object solved by
@@ -110,49 +93,22 @@ class ParametricEmbeddingRun(Run):
         round), ``step_length``, live parameters and ``seconds``.
     """
 
-    name = ParametricObjective.name
-    live_parameters = ParametricObjective.live_parameters
-    annotation_kinds = ParametricObjective.annotation_kinds
-
     def __init__(self, objective, Phi0, *, tol, n_iter, annotations=None):
-        self.objective = objective
-        self.P_given = objective.P
+        # The variables are Phi; every evaluation solves R for it.
         self._Phi = np.array(Phi0, dtype=np.float64, order="C")
+        super().__init__(objective, self._Phi, LBFGS(LBFGS_MEMORY), n_iter=n_iter,
+                         line_search=LINE_SEARCH, first_step="unit_length",
+                         continued_step="unit")
         self.tol = float(tol)
-        self.n_iter = int(n_iter)
-        self.iteration = 0
-        self.history = []
         self.converged = False
-        # x is Phi itself; every evaluation solves R for it.
-        self._descent = LineSearchDescent(objective.line_search_function(self._Phi.shape),
-                                          self._Phi.reshape(-1), LBFGS(LBFGS_MEMORY),
-                                          line_search=LINE_SEARCH, first_step="unit_length",
-                                          continued_step="unit")
-        self._use_posteriors(blend_annotations(self.P_given, annotations))
-        self._started = time.perf_counter()
-
-    def _use_posteriors(self, P):
-        self.objective.use_posteriors(P)
-        self._invalidate()
-
-    def _invalidate(self):
-        """The objective changed: R must be re-solved and old curvature is stale."""
-        self._descent.reset()
-        self.converged = False
+        if annotations is not None:
+            objective.set_annotations(annotations)
 
     # -- state ---------------------------------------------------------------
     @property
     def P(self):
         """The posteriors in use (the given ones with annotations blended in)."""
         return self.objective.P
-
-    @property
-    def eta_r(self):
-        return self.objective.eta_r
-
-    @property
-    def eta_phi(self):
-        return self.objective.eta_phi
 
     @property
     def embedding(self):
@@ -183,48 +139,6 @@ class ParametricEmbeddingRun(Run):
         """J at the current positions (computed now if needed)."""
         with _config.KERNEL_LOCK:
             return self._objective()[0]
-
-    # -- control -------------------------------------------------------------
-    def set_params(self, **params):
-        """Change ``eta_r`` or ``eta_phi`` and continue from the current positions.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError, TypeError
-            For an unknown name or a value outside its range; nothing changes.
-        """
-        checked = self.check_params(params)
-        with _config.KERNEL_LOCK:
-            self.objective.set_params(**checked)
-            self._invalidate()
-        return self
-
-    def set_annotations(self, annotations=None, y=None):
-        """Blend the soft labels of ``annotations`` into the given posteriors.
-
-        A labelled object with probability vector T and confidence c gets
-        ``c T + (1 - c) p``; takes effect at the next round.
-
-        Parameters
-        ----------
-        annotations : Annotations, optional
-            None removes earlier annotations.
-        y : ignored
-            Hard labels reach Parametric Embedding through ``annotations``
-            (for example ``Annotations.from_labels(y)``).
-
-        Returns
-        -------
-        self
-        """
-        P = blend_annotations(self.P_given, annotations)
-        with _config.KERNEL_LOCK:
-            self._use_posteriors(P)
-        return self
 
     # -- internals -----------------------------------------------------------
     def _objective(self):
@@ -260,19 +174,14 @@ class ParametricEmbeddingRun(Run):
     def _record(self, stats):
         J, grad = self._objective()
         n = self.n_samples
-        record = dict(iteration=self.iteration, cost=J,
-                      kl=self.objective.kl_per_object(J, self._Phi),
-                      grad_norm=float(np.linalg.norm(grad)) / n,
-                      newton_steps=stats.get("newton_steps", 0) / n,
-                      evaluations=stats.get("evaluations", 0),
-                      step_length=stats.get("step_length", 0.0), converged=self.converged,
-                      # PE has no early exaggeration; the key keeps callbacks written
-                      # for the SNE-family runs working.
-                      exaggeration=1.0, seconds=time.perf_counter() - self._started,
-                      **self.get_params())
-        self.history.append(record)
-        logger.info("%s round %d: J %.6g, |dJ/dPhi|/n %.3g", self.name, self.iteration, J,
-                    record["grad_norm"])
+        # PE has no early exaggeration; the key keeps callbacks written for the
+        # SNE-family runs working.
+        self._append_record(J, kl=self.objective.kl_per_object(J, self._Phi),
+                            grad_norm=float(np.linalg.norm(grad)) / n,
+                            newton_steps=stats.get("newton_steps", 0) / n,
+                            evaluations=stats.get("evaluations", 0),
+                            step_length=stats.get("step_length", 0.0),
+                            converged=self.converged, exaggeration=1.0)
 
 
 class ParametricEmbedding(EmbeddingEstimator):
@@ -356,8 +265,8 @@ class ParametricEmbedding(EmbeddingEstimator):
     ((200, 2), (3, 2))
     """
 
-    live_parameters = ParametricEmbeddingRun.live_parameters
-    annotation_kinds = ParametricEmbeddingRun.annotation_kinds
+    live_parameters = ParametricObjective.live_parameters
+    annotation_kinds = ParametricObjective.annotation_kinds
 
     def __init__(self, n_components=2, *, eta_r=0.1, eta_phi="auto", tol=1e-6, max_iter=500,
                  init="random", normalize=False, random_state=None, verbose=False):
@@ -414,7 +323,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         priors : array-like (n_classes,), optional
             Class priors p(c_k) of the embedding's mixture; equal by default.
         annotations : Annotations, optional
-            Soft labels blended into P (see :meth:`ParametricEmbeddingRun.set_annotations`).
+            Soft labels blended into P (see :meth:`~nbembed.objectives.parametric.ParametricObjective.set_annotations`).
         init : ndarray (n_samples, n_components), optional
             Starting object positions; the classes then start at the
             posterior-weighted means of their objects.

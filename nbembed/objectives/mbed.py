@@ -17,7 +17,75 @@ import scipy.sparse as sp
 from .._kernels import mbed as kernels
 from .._kernels import sne as sparse_kernels
 from .._kernels.sne_grid import sne_cost_gradient_grid
+from .._validation import check_labels
 from .base import Objective
+
+#: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
+SUM_TOLERANCE = 1e-6
+
+
+def label_inputs(y, annotations, n_samples, n_classes):
+    """Soft labels and their weights from ``y`` and ``annotations``.
+
+    ``y`` holds hard labels (-1 for unlabelled points) or, as a 2-D array, one
+    probability vector per point (a row of zeros for unlabelled points).
+    Labelled points in ``annotations`` override ``y``; their weight is the
+    annotation's confidence, 1 for labels from ``y``.
+
+    Returns
+    -------
+    soft : ndarray (n, K)
+        Rows of labelled points sum to one; others are uniform.
+    weights : ndarray (n,)
+        0 for unlabelled points.
+    """
+    K = n_classes
+    soft = np.zeros((n_samples, K))
+    weights = np.zeros(n_samples)
+    if y is not None:
+        arr = np.asarray(y)
+        if arr.ndim == 2:
+            _check_soft_labels(arr, n_samples, K)
+            rows = arr.sum(axis=1) > 0
+            soft[rows] = arr[rows]
+        else:
+            labels = check_labels(arr, n_samples)
+            if np.any(labels >= K):
+                raise ValueError(f"y has labels outside [0, n_classes) = [0, {K}), e.g. "
+                                 f"{int(labels[labels >= K][0])}; use 0..{K - 1} for classes "
+                                 f"and -1 for unlabelled points, or raise n_classes.")
+            rows = labels >= 0
+            soft[rows, labels[rows]] = 1.0
+        weights[rows] = 1.0
+    if annotations is not None:
+        if annotations.n_samples != n_samples:
+            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
+                             f"{n_samples}.")
+        if annotations.n_classes > K:
+            raise ValueError(f"annotations use {annotations.n_classes} classes but n_classes "
+                             f"= {K}; raise n_classes or remove the extra classes' labels.")
+        rows = annotations.labelled_mask()
+        given = annotations.soft_label_matrix()
+        soft[rows] = 0.0
+        soft[rows, :given.shape[1]] = given[rows]
+        weights[rows] = annotations.confidences()[rows]
+    soft[weights == 0] = 1.0 / K
+    return soft, weights
+
+
+def _check_soft_labels(T, n_samples, n_classes):
+    if T.shape != (n_samples, n_classes):
+        raise ValueError(f"soft labels y must have shape (n_samples, n_classes) = "
+                         f"{(n_samples, n_classes)}; got {T.shape}.")
+    if T.dtype.kind not in "biuf" or not np.all(np.isfinite(T)):
+        raise ValueError("soft labels y must be finite numbers.")
+    if np.any(T < 0):
+        raise ValueError("soft labels y must be non-negative probabilities.")
+    sums = T.sum(axis=1)
+    bad = np.flatnonzero((sums > 0) & (np.abs(sums - 1.0) > SUM_TOLERANCE))
+    if bad.size:
+        raise ValueError(f"soft label rows must sum to 1 (or be all zero for unlabelled "
+                         f"points); row {bad[0]} sums to {sums[bad[0]]:.6g}.")
 
 
 class MbedObjective(Objective):
@@ -54,6 +122,7 @@ class MbedObjective(Objective):
     """
 
     name = "Mbed"
+    annotation_kinds = ("labels", "soft_labels")
 
     def __init__(self, M, p_log_p, *, directions, soft_labels, label_weights, label_weight=1.0,
                  log_prior=None, repulsion="exact"):
@@ -76,6 +145,12 @@ class MbedObjective(Objective):
         self.soft_labels = soft_labels
         self.label_weights = label_weights
         self._update_targets()
+
+    def set_annotations(self, annotations=None, y=None):
+        """Use the hard and soft labels of ``y`` and ``annotations`` (see
+        :func:`label_inputs`) from now on."""
+        self.set_labels(*label_inputs(y, annotations, self.label_weights.shape[0],
+                                      self.n_classes))
 
     def use_lambda(self, lam, radius):
         """Boundaries of length scale ``lam``; the labels' confidence follows it (eq. 21)

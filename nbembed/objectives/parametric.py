@@ -18,7 +18,9 @@ import math
 import numpy as np
 
 from .._kernels import parametric as kernels
+from ..annotations import Annotations
 from ..optim import LiveParameter
+from ..posteriors import annotation_posteriors
 from .base import Objective
 
 ETA_R = LiveParameter("eta_r", 0.0, math.inf, (0.01, 1.0), 0.01,
@@ -32,6 +34,20 @@ NEWTON_TOL = 1e-9
 #: Most Newton steps per object and solve (damped Newton on these strictly
 #: convex problems takes a handful from a warm start).
 MAX_NEWTON = 100
+
+
+def blend_annotations(P, annotations):
+    """``P`` with the annotations' soft labels blended in (see
+    :func:`~nbembed.posteriors.annotation_posteriors`); ``P`` if there are none."""
+    if annotations is None:
+        return P
+    if not isinstance(annotations, Annotations):
+        raise TypeError(f"annotations must be an nbembed.Annotations object; got "
+                        f"{type(annotations).__name__}.")
+    if annotations.n_samples != P.shape[0]:
+        raise ValueError(f"annotations are for {annotations.n_samples} samples but P has "
+                         f"{P.shape[0]} rows.")
+    return annotation_posteriors(annotations, P)
 
 
 class ParametricObjective(Objective):
@@ -66,7 +82,18 @@ class ParametricObjective(Objective):
         self.eta_phi = float(eta_phi)
         self.evaluations = 0
         self.newton_steps = 0
+        self.P_given = P
         self.use_posteriors(P)
+
+    def set_annotations(self, annotations=None, y=None):
+        """Blend the soft labels of ``annotations`` into the given posteriors.
+
+        A labelled object with probability vector T and confidence c gets
+        ``c T + (1 - c) p``. ``y`` is ignored: hard labels reach Parametric
+        Embedding through ``annotations`` (``Annotations.from_labels(y)``);
+        None removes earlier annotations.
+        """
+        self.use_posteriors(blend_annotations(self.P_given, annotations))
 
     def use_posteriors(self, P):
         """Match these posteriors from now on."""

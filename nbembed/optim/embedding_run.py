@@ -1,0 +1,167 @@
+"""The SNE family's run: early exaggeration, then momentum steps or the fixed-point update.
+
+A run follows the classic t-SNE schedule (:class:`~nbembed.optim.schedules.EarlyExaggeration`):
+``exaggeration_iter`` iterations with the attraction multiplied and momentum
+0.5 with the gradient optimizer, then the method's main optimizer. It checks
+every update for non-finite values and, for the fixed-point optimizer,
+watches the cost: on divergence it restores the last good embedding, damps
+the step and carries on, so a user never sees NaN.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from .. import _config
+from .optimizers import FixedPoint, MomentumGains
+from .run import ObjectiveRun
+from .schedules import EarlyExaggeration
+
+logger = logging.getLogger("nbembed")
+
+#: A cost rise by more than this fraction between two checks of a fixed-point
+#: run counts as divergence.
+DIVERGENCE_RISE = 0.05
+
+
+class EmbeddingRun(ObjectiveRun):
+    """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
+
+    The objective gives the gradient (with the attraction exaggerated on
+    request, and the per-point step scales of the fixed-point update where it
+    has them) and the cost; the run owns the schedule, the optimizers and
+    the recovery from divergence. Its name, live parameters and annotation
+    kinds are the objective's.
+
+    Parameters
+    ----------
+    objective : Objective
+        For example :class:`~nbembed.objectives.hssne.HSSNEObjective`.
+    Y0 : ndarray (n, d)
+        Initial embedding.
+    n_iter : int
+        Length of the default schedule (``fit`` runs this many iterations).
+    optimizer : {"gradient", "fixed-point"}
+        Main-phase optimizer.
+    learning_rate : float
+        Step size of the gradient optimizer.
+    exaggeration_learning_rate : float, optional
+        Its step size during early exaggeration; ``learning_rate`` by default.
+    exaggeration : float
+    exaggeration_iter : int
+    momentum : tuple of float
+        Momentum during and after early exaggeration.
+    fixed_point_momentum : float
+        Heavy-ball momentum of the accelerated fixed-point update (0 = eq. 14).
+    cost_every : int
+        Evaluate the cost every this many iterations (and at the end of every
+        ``step`` call). The interval never depends on timing, so runs with
+        the same inputs are identical.
+    max_step_norm : float or None
+        Longest step of a point per iteration of the gradient optimizer
+        (see :class:`MomentumGains`).
+    """
+
+    def __init__(self, objective, Y0, *, n_iter, optimizer, learning_rate,
+                 exaggeration_learning_rate=None,
+                 exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
+                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None):
+        super().__init__(objective, n_iter=n_iter)
+        self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
+        self._grad = np.empty_like(self._Yt)
+        self.schedule = EarlyExaggeration(
+            iterations=int(exaggeration_iter), factor=float(exaggeration),
+            momentum=tuple(momentum), optimizer=optimizer,
+            learning_rates=(float(learning_rate if exaggeration_learning_rate is None
+                                  else exaggeration_learning_rate), float(learning_rate)))
+        self.record_every = int(cost_every)
+        self.recoveries = 0
+        self._step_scale = 1.0  # halved by every recovery from divergence
+        self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate,
+                                               max_step_norm=max_step_norm)
+        self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
+        self._good_Yt = self._Yt.copy()
+        self._good_cost = None
+
+    # -- state ---------------------------------------------------------------
+    @property
+    def embedding(self):
+        """A copy of the current embedding, shape (n_samples, n_components)."""
+        return self._Yt.T.copy()
+
+    @property
+    def n_samples(self):
+        return self._Yt.shape[1]
+
+    @property
+    def cost(self):
+        """The objective at the current embedding (computed now)."""
+        with _config.KERNEL_LOCK:
+            return float(self._cost(self._Yt))
+
+    @property
+    def optimizer(self):
+        """The main phase's optimizer, "gradient" or "fixed-point"."""
+        return self.schedule.optimizer
+
+    @property
+    def learning_rates(self):
+        """Step sizes of the gradient optimizer during and after early exaggeration."""
+        return self.schedule.learning_rates
+
+    # -- control -------------------------------------------------------------
+    def _objective_changed(self):
+        # Old momentum and the divergence baseline belong to the old objective.
+        self._gradient_descent.reset()
+        self._fixed_point.reset()
+        self._good_cost = None
+
+    # -- internals -----------------------------------------------------------
+    def _gradient(self, Yt, exaggeration, grad):
+        self.objective.iteration = self.iteration
+        return self.objective.gradient(Yt, grad, exaggeration)
+
+    def _cost(self, Yt):
+        self.objective.iteration = self.iteration
+        return self.objective.value(Yt)
+
+    def _iterate(self):
+        phase = self.schedule.phase(self.iteration)
+        scales = self._gradient(self._Yt, phase.exaggeration, self._grad)
+        if phase.optimizer == "fixed-point":
+            self._fixed_point.step(self._Yt, self._grad, scales, phase.exaggeration)
+        else:
+            self._gradient_descent.learning_rate = self._step_scale * phase.learning_rate
+            self._gradient_descent.step(self._Yt, self._grad, phase.momentum)
+        self._Yt -= self._Yt.mean(axis=1, keepdims=True)
+        if not np.all(np.isfinite(self._Yt)):
+            self._recover("non-finite embedding")
+        return {}
+
+    def _record(self, stats):
+        cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
+        phase = self.schedule.phase(self.iteration)
+        watch = phase.optimizer == "fixed-point" and self._good_cost is not None
+        if not math.isfinite(cost) or (watch and cost > self._good_cost * (1 + DIVERGENCE_RISE)):
+            self._recover(f"cost {cost:.4g}, last good {self._good_cost}")
+            cost = float(self._cost(self._Yt))
+        else:
+            self._good_Yt[:] = self._Yt
+            self._good_cost = cost if phase.optimizer == "fixed-point" else None
+        grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
+        self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
+                            optimizer=phase.optimizer)
+
+    def _recover(self, reason):
+        """Go back to the last good embedding and take smaller steps from there."""
+        self.recoveries += 1
+        logger.warning("%s diverged at iteration %d (%s); restored the last good embedding "
+                       "and halved the step.", self.name, self.iteration, reason)
+        self._Yt[:] = self._good_Yt
+        self._fixed_point.reset()
+        self._fixed_point.relaxation *= 0.5
+        self._gradient_descent.reset()
+        self._step_scale *= 0.5

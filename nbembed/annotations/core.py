@@ -11,14 +11,14 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_labels, check_number
+from .pairs import cross_pairs, frozen, group_pairs, sorted_unique, unique_pairs
+from .validation import (check_class_names, check_confidence, check_indices, check_label,
+                         check_pairs, check_probabilities, check_selection)
 
 __all__ = ["Annotations", "Conflicts"]
 
 FORMAT_NAME = "nbembed.Annotations"
 FORMAT_VERSION = 1
-
-#: Largest accepted deviation of a probability vector's sum from 1.
-SUM_TOLERANCE = 1e-6
 
 _CONSTRAINT_LISTS = ("_must_link_groups", "_must_link_pairs", "_cannot_link_groups",
                      "_cannot_link_pairs")
@@ -65,42 +65,6 @@ class _Step(NamedTuple):
     confidence: np.ndarray    # their previous confidences
     appended_to: str | None   # the constraint list the call appended one entry to
     constraints: dict | None  # every constraint list before the call (clear only)
-
-
-def _frozen(array):
-    array = np.ascontiguousarray(array, dtype=np.int64)
-    array.setflags(write=False)
-    return array
-
-
-def _cross_pairs(a, b):
-    """All pairs between the point sets ``a`` and ``b``, each written ``i < j``."""
-    i = np.repeat(a, len(b))
-    j = np.tile(b, len(a))
-    return np.column_stack([np.minimum(i, j), np.maximum(i, j)])
-
-
-def _group_pairs(group):
-    """All pairs ``i < j`` within a sorted group of distinct points."""
-    r, c = np.triu_indices(len(group), k=1)
-    return np.column_stack([group[r], group[c]])
-
-
-def _sorted_unique(values):
-    """Sorted distinct values of a 1-D array."""
-    values = np.sort(values)
-    return values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
-
-
-def _unique_pairs(blocks):
-    """Stack (m, 2) pair arrays and keep each pair once, sorted by rows."""
-    blocks = [b for b in blocks if len(b)]
-    if not blocks:
-        return np.empty((0, 2), dtype=np.int64)
-    pairs = np.concatenate(blocks).astype(np.int64, copy=False)
-    base = int(pairs.max()) + 1
-    keys = _sorted_unique(pairs[:, 0] * base + pairs[:, 1])
-    return np.column_stack([keys // base, keys % base])
 
 
 class Annotations:
@@ -153,7 +117,7 @@ class Annotations:
         n_samples = check_number(n_samples, "n_samples", low=1, integer=True)
         if n_classes is not None:
             n_classes = check_number(n_classes, "n_classes", low=1, integer=True)
-        names = [] if class_names is None else self._check_class_names(class_names)
+        names = [] if class_names is None else check_class_names(class_names)
         if n_classes is not None and class_names is not None and len(names) != n_classes:
             raise ValueError(f"class_names has {len(names)} name(s) but n_classes = "
                              f"{n_classes}; give one name per class.")
@@ -168,125 +132,6 @@ class Annotations:
         self._cannot_link_groups = []
         self._cannot_link_pairs = []
         self._history = []
-
-    # ------------------------------------------------------------------ checks
-
-    @staticmethod
-    def _check_class_names(class_names):
-        if isinstance(class_names, str):
-            raise TypeError("class_names must be a list of strings, not a single string; "
-                            "wrap it in a list.")
-        names = list(class_names)
-        for name in names:
-            if not isinstance(name, str):
-                raise TypeError(f"class names must be strings; got {name!r} of type "
-                                f"{type(name).__name__}.")
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"class names must be distinct; repeated: {repeated}.")
-        return names
-
-    def _check_range(self, arr, name):
-        if arr.size and arr.min() < 0:
-            raise ValueError(f"{name} contains negative indices (e.g. {int(arr[arr < 0][0])}); "
-                             f"indices must lie in [0, {self._n}) and are not wrapped "
-                             f"around. Use i % n_samples if you meant counting from the end.")
-        if arr.size and arr.max() >= self._n:
-            raise ValueError(f"{name} contains indices out of range (e.g. "
-                             f"{int(arr[arr >= self._n][0])}); indices must lie in "
-                             f"[0, {self._n}) for n_samples = {self._n}.")
-
-    def _index_array(self, indices, name):
-        """Validated indices as int64 in the given order (duplicates kept)."""
-        if isinstance(indices, (set, frozenset)):
-            indices = sorted(indices)
-        arr = np.asarray(indices)
-        if arr.dtype.kind == "b":
-            if arr.ndim != 1 or arr.shape[0] != self._n:
-                raise ValueError(f"{name} is a boolean mask of shape {arr.shape}; a mask needs "
-                                 f"one entry per sample, shape ({self._n},).")
-            arr = np.flatnonzero(arr)
-        if arr.size == 0:
-            raise ValueError(f"{name} is an empty selection; select at least one point.")
-        if arr.dtype.kind not in "iu":
-            hint = (" Convert whole-number floats with np.asarray(indices).astype(int)."
-                    if arr.dtype.kind == "f" else "")
-            raise TypeError(f"{name} must hold integer indices or be a boolean mask; got "
-                            f"dtype {arr.dtype}.{hint}")
-        if arr.ndim > 1:
-            raise ValueError(f"{name} must be 1-D; got shape {arr.shape}.")
-        self._check_range(arr, name)
-        return arr.reshape(-1).astype(np.int64)
-
-    def _selection(self, indices, name="indices"):
-        """Validated indices, sorted and without duplicates."""
-        return _sorted_unique(self._index_array(indices, name))
-
-    def _check_pairs(self, pairs, name="pairs"):
-        """Validated pairs written ``i < j``, each once, sorted by rows."""
-        arr = np.asarray(pairs)
-        if arr.size == 0:
-            raise ValueError(f"{name} is empty; give at least one pair.")
-        if arr.dtype.kind not in "iu":
-            raise TypeError(f"{name} must hold integer indices; got dtype {arr.dtype}.")
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            hint = " For a single pair use [[i, j]]." if arr.shape == (2,) else ""
-            raise ValueError(f"{name} must have shape (m, 2); got {arr.shape}.{hint}")
-        self._check_range(arr, name)
-        arr = arr.astype(np.int64)
-        same = np.flatnonzero(arr[:, 0] == arr[:, 1])
-        if len(same):
-            raise ValueError(f"{name} contains self-pairs such as ({arr[same[0], 0]}, "
-                             f"{arr[same[0], 1]}) at row {same[0]}; a point cannot be "
-                             f"paired with itself.")
-        return _unique_pairs([np.sort(arr, axis=1)])
-
-    @staticmethod
-    def _check_confidence(confidence):
-        return check_number(confidence, "confidence", low=0, high=1, low_open=True)
-
-    def _check_probabilities(self, probs, n_rows, *, renormalize):
-        """Validate probability rows; return them as float64 (n_rows, L)."""
-        probs = np.asarray(probs)
-        if probs.dtype.kind not in "biuf":
-            raise TypeError(f"probabilities must be numeric; got dtype {probs.dtype}.")
-        probs = probs.astype(np.float64)
-        if probs.ndim == 1:
-            probs = np.tile(probs, (n_rows, 1))
-        elif probs.ndim != 2 or probs.shape[0] != n_rows:
-            raise ValueError(f"probabilities must be one vector of length n_classes or an "
-                             f"array with one row per selected point, shape ({n_rows}, "
-                             f"n_classes); got shape {probs.shape}.")
-        width = probs.shape[1]
-        if width == 0:
-            raise ValueError("probabilities are empty; give one entry per class.")
-        if width < self.n_classes:
-            raise ValueError(f"probabilities have {width} entries but there are "
-                             f"{self.n_classes} classes; give one entry per class (zeros "
-                             f"for classes that do not apply).")
-        if width > self.n_classes and self._fixed:
-            raise ValueError(f"probabilities have {width} entries but n_classes is fixed at "
-                             f"{self.n_classes}; use add_class() to create a new class.")
-        if not np.all(np.isfinite(probs)):
-            raise ValueError("probabilities contain NaN or infinity.")
-        if np.any(probs < 0):
-            raise ValueError(f"probabilities must be >= 0; got {float(probs[probs < 0][0])!r}.")
-        sums = probs.sum(axis=1)
-        bad = np.flatnonzero(np.abs(sums - 1) > SUM_TOLERANCE)
-        if len(bad):
-            raise ValueError(f"probabilities must sum to 1 (within {SUM_TOLERANCE:g}); row "
-                             f"{bad[0]} sums to {float(sums[bad[0]])!r}.")
-        if renormalize:
-            probs /= sums[:, None]
-        return probs
-
-    def _check_label(self, label):
-        label = check_number(label, "label", low=0, integer=True)
-        if self._fixed and label >= self.n_classes:
-            raise ValueError(f"label {label} is out of range for n_classes = {self.n_classes} "
-                             f"(classes 0..{self.n_classes - 1}); use add_class() to create "
-                             f"a new class.")
-        return label
 
     # --------------------------------------------------------------- mutation
 
@@ -346,9 +191,9 @@ class Annotations:
             ``>= n_classes`` with ``n_classes`` fixed, or the confidence is not
             in (0, 1].
         """
-        rows = self._selection(indices)
-        label = self._check_label(label)
-        confidence = self._check_confidence(confidence)
+        rows = check_selection(indices, self._n)
+        label = check_label(label, self.n_classes, self._fixed)
+        confidence = check_confidence(confidence)
         probs = np.zeros((len(rows), max(self.n_classes, label + 1)))
         probs[:, label] = 1.0
         self._assign(f"set_labels: class {label} on {len(rows)} point(s)", rows, probs,
@@ -380,7 +225,7 @@ class Annotations:
             the wrong shape, negative or non-finite entries, or rows not
             summing to 1, or the confidence is not in (0, 1].
         """
-        raw = self._index_array(indices, "indices")
+        raw = check_indices(indices, self._n, "indices")
         per_row = np.ndim(probabilities) == 2
         if per_row:
             order = np.argsort(raw, kind="stable")
@@ -388,11 +233,13 @@ class Annotations:
             if np.any(rows[1:] == rows[:-1]):
                 raise ValueError("indices repeat a point while probabilities give one row per "
                                  "point; remove the duplicates.")
-            probs = self._check_probabilities(probabilities, len(raw), renormalize=True)[order]
+            probs = check_probabilities(probabilities, len(raw), self.n_classes, self._fixed,
+                                        renormalize=True)[order]
         else:
-            rows = _sorted_unique(raw)
-            probs = self._check_probabilities(probabilities, len(rows), renormalize=True)
-        confidence = self._check_confidence(confidence)
+            rows = sorted_unique(raw)
+            probs = check_probabilities(probabilities, len(rows), self.n_classes, self._fixed,
+                                        renormalize=True)
+        confidence = check_confidence(confidence)
         self._assign(f"set_soft_labels: {len(rows)} point(s)", rows, probs, confidence)
 
     def remove_labels(self, indices):
@@ -410,7 +257,7 @@ class Annotations:
         ValueError
             If the selection is empty or out of range.
         """
-        rows = self._selection(indices)
+        rows = check_selection(indices, self._n)
         self._assign(f"remove_labels: {len(rows)} point(s)", rows,
                      np.zeros((len(rows), self.n_classes)), 0.0)
 
@@ -463,12 +310,12 @@ class Annotations:
         ValueError
             If the selection is out of range or has fewer than 2 distinct points.
         """
-        group = self._selection(indices)
+        group = check_selection(indices, self._n)
         if len(group) < 2:
             raise ValueError(f"a must-link group needs at least 2 distinct points; got "
                              f"{len(group)} ({int(group[0])}).")
         self._append(f"add_must_link: group of {len(group)} points", "_must_link_groups",
-                     _frozen(group))
+                     frozen(group))
 
     def add_must_link_pairs(self, pairs):
         """Link the given pairs of points.
@@ -485,9 +332,9 @@ class Annotations:
         ValueError
             If it is empty, not of shape (m, 2), out of range, or has a self-pair.
         """
-        pairs = self._check_pairs(pairs)
+        pairs = check_pairs(pairs, self._n)
         self._append(f"add_must_link_pairs: {len(pairs)} pair(s)", "_must_link_pairs",
-                     _frozen(pairs))
+                     frozen(pairs))
 
     def add_cannot_link(self, indices_a, indices_b):
         """Cannot-link every point of one selection with every point of another.
@@ -507,15 +354,15 @@ class Annotations:
         ValueError
             If a selection is empty or out of range, or the two overlap.
         """
-        a = self._selection(indices_a, "indices_a")
-        b = self._selection(indices_b, "indices_b")
+        a = check_selection(indices_a, self._n, "indices_a")
+        b = check_selection(indices_b, self._n, "indices_b")
         shared = np.intersect1d(a, b)
         if len(shared):
             raise ValueError(f"indices_a and indices_b share {len(shared)} point(s) (e.g. "
                              f"{int(shared[0])}); a point cannot be cannot-linked with "
                              f"itself.")
         self._append(f"add_cannot_link: {len(a)} x {len(b)} points", "_cannot_link_groups",
-                     (_frozen(a), _frozen(b)))
+                     (frozen(a), frozen(b)))
 
     def add_cannot_link_pairs(self, pairs):
         """Cannot-link the given pairs of points.
@@ -532,9 +379,9 @@ class Annotations:
         ValueError
             If it is empty, not of shape (m, 2), out of range, or has a self-pair.
         """
-        pairs = self._check_pairs(pairs)
+        pairs = check_pairs(pairs, self._n)
         self._append(f"add_cannot_link_pairs: {len(pairs)} pair(s)", "_cannot_link_pairs",
-                     _frozen(pairs))
+                     frozen(pairs))
 
     def clear(self):
         """Remove all labels and constraints; the classes are kept. Undoable."""
@@ -676,7 +523,7 @@ class Annotations:
         ndarray of int64, shape (m, 2)
             Distinct pairs ``i < j``, sorted by rows.
         """
-        return _unique_pairs([_group_pairs(g) for g in self._must_link_groups]
+        return unique_pairs([group_pairs(g) for g in self._must_link_groups]
                              + self._must_link_pairs)
 
     def cannot_link_pairs(self):
@@ -689,7 +536,7 @@ class Annotations:
         ndarray of int64, shape (m, 2)
             Distinct pairs ``i < j``, sorted by rows.
         """
-        return _unique_pairs([_cross_pairs(a, b) for a, b in self._cannot_link_groups]
+        return unique_pairs([cross_pairs(a, b) for a, b in self._cannot_link_groups]
                              + self._cannot_link_pairs)
 
     def _component_labels(self):
@@ -740,7 +587,7 @@ class Annotations:
         for a, b in self._cannot_link_groups:
             ca, cb = comp[a], comp[b]
             for c in np.intersect1d(ca, cb):
-                blocks.append(_cross_pairs(a[ca == c], b[cb == c]))
+                blocks.append(cross_pairs(a[ca == c], b[cb == c]))
         for p in self._cannot_link_pairs:
             blocks.append(p[comp[p[:, 0]] == comp[p[:, 1]]])
         y = self.to_labels()
@@ -749,7 +596,7 @@ class Annotations:
             labelled = part[y[part] >= 0]
             if len(labelled) and y[labelled].min() != y[labelled].max():
                 mismatch.append(labelled)
-        return Conflicts(_unique_pairs(blocks), mismatch)
+        return Conflicts(unique_pairs(blocks), mismatch)
 
     def copy(self):
         """An independent copy, including the undo history.
@@ -899,7 +746,7 @@ class Annotations:
             raise ValueError("labels must be an object with keys 'indices', 'probabilities' "
                              "and 'confidence'.")
         if labels["indices"] or labels["probabilities"] or labels["confidence"]:
-            rows = ann._index_array(labels["indices"], "labels.indices")
+            rows = check_indices(labels["indices"], ann.n_samples, "labels.indices")
             if np.any(rows[1:] <= rows[:-1]):
                 raise ValueError("labels.indices must be increasing without duplicates.")
             if n_classes == 0:
@@ -908,8 +755,9 @@ class Annotations:
             if probs.ndim != 2 or probs.shape[1] != n_classes:
                 raise ValueError(f"labels.probabilities must have shape ({len(rows)}, "
                                  f"{n_classes}); got {probs.shape}.")
-            probs = ann._check_probabilities(probs, len(rows), renormalize=False)
-            conf = [cls._check_confidence(c) for c in labels["confidence"]]
+            probs = check_probabilities(probs, len(rows), ann.n_classes, ann._fixed,
+                                        renormalize=False)
+            conf = [check_confidence(c) for c in labels["confidence"]]
             if len(conf) != len(rows):
                 raise ValueError(f"labels.confidence needs {len(rows)} values; got "
                                  f"{len(conf)}.")

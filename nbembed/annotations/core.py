@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -11,20 +10,15 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_labels, check_number
+from . import json_format
 from .pairs import cross_pairs, frozen, group_pairs, sorted_unique, unique_pairs
 from .validation import (check_class_names, check_confidence, check_indices, check_label,
                          check_pairs, check_probabilities, check_selection)
 
 __all__ = ["Annotations", "Conflicts"]
 
-FORMAT_NAME = "nbembed.Annotations"
-FORMAT_VERSION = 1
-
 _CONSTRAINT_LISTS = ("_must_link_groups", "_must_link_pairs", "_cannot_link_groups",
                      "_cannot_link_pairs")
-_JSON_KEYS = {"format", "version", "n_samples", "n_classes", "n_classes_fixed", "class_names",
-              "labels", "must_link_groups", "must_link_pairs", "cannot_link_groups",
-              "cannot_link_pairs"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -671,22 +665,7 @@ class Annotations:
         str
             Reloaded exactly by :meth:`from_json`.
         """
-        rows = np.flatnonzero(self._conf > 0)
-        data = {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
-            "n_samples": self._n,
-            "n_classes": self.n_classes,
-            "n_classes_fixed": self._fixed,
-            "class_names": self.class_names,
-            "labels": {"indices": rows.tolist(), "probabilities": self._soft[rows].tolist(),
-                       "confidence": self._conf[rows].tolist()},
-            "must_link_groups": [g.tolist() for g in self._must_link_groups],
-            "must_link_pairs": [p.tolist() for p in self._must_link_pairs],
-            "cannot_link_groups": [[a.tolist(), b.tolist()] for a, b in self._cannot_link_groups],
-            "cannot_link_pairs": [p.tolist() for p in self._cannot_link_pairs],
-        }
-        return json.dumps(data, allow_nan=False)
+        return json_format.to_json(self)
 
     @classmethod
     def from_json(cls, s):
@@ -710,75 +689,4 @@ class Annotations:
             of range, probabilities not summing to 1, confidences outside
             (0, 1], ...).
         """
-        try:
-            data = json.loads(s)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"cannot read annotations: not valid JSON ({err}).") from err
-        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-            raise ValueError(f"cannot read annotations: not a JSON object with "
-                             f"format {FORMAT_NAME!r}.")
-        if data.get("version") != FORMAT_VERSION:
-            raise ValueError(f"cannot read annotations: format version "
-                             f"{data.get('version')!r} is not supported (expected "
-                             f"{FORMAT_VERSION}).")
-        if set(data) != _JSON_KEYS:
-            problems = [f"{what} keys {sorted(keys)}" for what, keys in
-                        (("missing", _JSON_KEYS - set(data)), ("unknown", set(data) - _JSON_KEYS))
-                        if keys]
-            raise ValueError(f"cannot read annotations: {' and '.join(problems)}.")
-        try:
-            return cls._from_dict(data)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"cannot read annotations: {err}") from err
-
-    @classmethod
-    def _from_dict(cls, data):
-        if not isinstance(data["n_classes_fixed"], bool):
-            raise TypeError("n_classes_fixed must be true or false.")
-        n_classes = check_number(data["n_classes"], "n_classes", low=0, integer=True)
-        if not isinstance(data["class_names"], list) or len(data["class_names"]) != n_classes:
-            raise ValueError(f"class_names must be a list of n_classes = {n_classes} names.")
-        ann = cls(data["n_samples"], n_classes if data["n_classes_fixed"] else None,
-                  data["class_names"])
-        labels = data["labels"]
-        if not isinstance(labels, dict) or set(labels) != {"indices", "probabilities",
-                                                           "confidence"}:
-            raise ValueError("labels must be an object with keys 'indices', 'probabilities' "
-                             "and 'confidence'.")
-        if labels["indices"] or labels["probabilities"] or labels["confidence"]:
-            rows = check_indices(labels["indices"], ann.n_samples, "labels.indices")
-            if np.any(rows[1:] <= rows[:-1]):
-                raise ValueError("labels.indices must be increasing without duplicates.")
-            if n_classes == 0:
-                raise ValueError("labels are given but there are no classes.")
-            probs = np.asarray(labels["probabilities"])
-            if probs.ndim != 2 or probs.shape[1] != n_classes:
-                raise ValueError(f"labels.probabilities must have shape ({len(rows)}, "
-                                 f"{n_classes}); got {probs.shape}.")
-            probs = check_probabilities(probs, len(rows), ann.n_classes, ann._fixed,
-                                        renormalize=False)
-            conf = [check_confidence(c) for c in labels["confidence"]]
-            if len(conf) != len(rows):
-                raise ValueError(f"labels.confidence needs {len(rows)} values; got "
-                                 f"{len(conf)}.")
-            ann._soft[rows] = probs
-            ann._conf[rows] = conf
-        for group in cls._json_list(data, "must_link_groups"):
-            ann.add_must_link(group)
-        for pairs in cls._json_list(data, "must_link_pairs"):
-            ann.add_must_link_pairs(pairs)
-        for item in cls._json_list(data, "cannot_link_groups"):
-            if not isinstance(item, list) or len(item) != 2:
-                raise ValueError("each entry of cannot_link_groups must be a list of two "
-                                 "selections.")
-            ann.add_cannot_link(*item)
-        for pairs in cls._json_list(data, "cannot_link_pairs"):
-            ann.add_cannot_link_pairs(pairs)
-        ann._history = []
-        return ann
-
-    @staticmethod
-    def _json_list(data, key):
-        if not isinstance(data[key], list):
-            raise ValueError(f"{key} must be a list.")
-        return data[key]
+        return json_format.from_json(cls, s)

@@ -33,6 +33,7 @@ annotations exactly (floats are written with their shortest exact repr). The
 undo history is not serialized.
 """
 
-from .core import Annotations, Conflicts
+from .constraints import Conflicts
+from .core import Annotations
 
 __all__ = ["Annotations", "Conflicts"]

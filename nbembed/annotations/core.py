@@ -1,18 +1,18 @@
 """The :class:`Annotations` class: its classes and labels, copies and conversions.
 
-Its constraint methods are mixed in from :mod:`~nbembed.annotations.constraints`;
+Its constraint methods are mixed in from :mod:`~nbembed.annotations.constraints`,
+its undo history from :mod:`~nbembed.annotations.history`;
 reading and writing JSON is in :mod:`~nbembed.annotations.json_format`.
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 
 from .._validation import check_labels, check_number
 from . import json_format
 from .constraints import CONSTRAINT_LISTS, _Constraints
+from .history import _UndoHistory
 from .pairs import sorted_unique
 from .validation import (check_class_names, check_confidence, check_indices, check_label,
                          check_probabilities, check_selection)
@@ -20,19 +20,7 @@ from .validation import (check_class_names, check_confidence, check_indices, che
 __all__ = ["Annotations"]
 
 
-class _Step(NamedTuple):
-    """What is needed to revert one mutating call."""
-
-    description: str
-    class_names: tuple        # the class names before the call
-    rows: np.ndarray          # points whose labels the call changed
-    soft: np.ndarray          # their previous probability rows
-    confidence: np.ndarray    # their previous confidences
-    appended_to: str | None   # the constraint list the call appended one entry to
-    constraints: dict | None  # every constraint list before the call (clear only)
-
-
-class Annotations(_Constraints):
+class Annotations(_Constraints, _UndoHistory):
     """Labels and must-link / cannot-link constraints on ``n_samples`` points.
 
     Parameters
@@ -116,22 +104,6 @@ class Annotations(_Constraints):
         if extra > 0:
             self._soft = np.hstack([self._soft, np.zeros((self._n, extra))])
         self._class_names = new
-
-    def _step(self, description, rows=None, appended_to=None, constraints=None):
-        rows = np.empty(0, dtype=np.int64) if rows is None else rows
-        return _Step(description, tuple(self._class_names), rows, self._soft[rows].copy(),
-                     self._conf[rows].copy(), appended_to, constraints)
-
-    def _assign(self, description, rows, probs, confidence):
-        step = self._step(description, rows=rows)
-        self._grow(probs.shape[1])
-        self._soft[rows] = probs
-        self._conf[rows] = confidence
-        self._history.append(step)
-
-    def _append(self, description, list_name, item):
-        self._history.append(self._step(description, appended_to=list_name))
-        getattr(self, list_name).append(item)
 
     def set_labels(self, indices, label, confidence=1.0):
         """Give the selected points a hard label.
@@ -269,31 +241,6 @@ class Annotations(_Constraints):
         for name in CONSTRAINT_LISTS:
             setattr(self, name, [])
         self._history.append(step)
-
-    def undo(self):
-        """Revert the last successful mutating call exactly.
-
-        Returns
-        -------
-        str or None
-            A short description of the call undone, or None when there is
-            nothing to undo (``len(self) == 0``).
-        """
-        if not self._history:
-            return None
-        step = self._history.pop()
-        k = len(step.class_names)
-        self._class_names = list(step.class_names)
-        if self._soft.shape[1] != k:
-            self._soft = self._soft[:, :k].copy()
-        self._soft[step.rows] = step.soft
-        self._conf[step.rows] = step.confidence
-        if step.appended_to is not None:
-            getattr(self, step.appended_to).pop()
-        if step.constraints is not None:
-            for name, items in step.constraints.items():
-                setattr(self, name, list(items))
-        return step.description
 
     # ---------------------------------------------------------------- queries
 

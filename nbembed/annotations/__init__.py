@@ -31,6 +31,12 @@ duplicates within a selection are ignored.
 :meth:`Annotations.to_json` and :meth:`Annotations.from_json` round-trip the
 annotations exactly (floats are written with their shortest exact repr). The
 undo history is not serialized.
+
+The class is defined in :mod:`~nbembed.annotations.core`, with its constraint
+methods and :class:`Conflicts` in :mod:`~nbembed.annotations.constraints` and
+its undo history in :mod:`~nbembed.annotations.history`. The checks of what it
+is given are in :mod:`~nbembed.annotations.validation`, the JSON format in
+:mod:`~nbembed.annotations.json_format`.
 """
 
 from .constraints import Conflicts

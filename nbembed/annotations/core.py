@@ -1,8 +1,8 @@
 """The :class:`Annotations` class: its classes and labels, copies and conversions.
 
-Its constraint methods are mixed in from :mod:`~nbembed.annotations.constraints`,
-its undo history from :mod:`~nbembed.annotations.history`;
-reading and writing JSON is in :mod:`~nbembed.annotations.json_format`.
+The constraint methods are mixed in from :mod:`~nbembed.annotations.constraints`
+and the undo history from :mod:`~nbembed.annotations.history`; reading and
+writing JSON is in :mod:`~nbembed.annotations.json_format`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ CONSTRAINT_LISTS = ("_must_link_groups", "_must_link_pairs", "_cannot_link_group
 
 @dataclass(frozen=True, eq=False)
 class Conflicts:
-    """Contradictions between annotations, as found by :meth:`Annotations.conflicts`.
+    """Contradictions between annotations, as found by :meth:`.Annotations.conflicts`.
 
     A ``Conflicts`` object is true when it holds at least one conflict.
 
@@ -36,7 +36,7 @@ class Conflicts:
         component, sorted by rows.
     label_mismatch : list of ndarray of int64
         For each must-link component whose labelled points do not all have
-        the same hard label (see :meth:`Annotations.to_labels`), the sorted
+        the same hard label (see :meth:`.Annotations.to_labels`), the sorted
         labelled points of that component.
     """
 

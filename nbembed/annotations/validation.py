@@ -120,7 +120,7 @@ def check_pairs(pairs, n_samples, name="pairs"):
     Parameters
     ----------
     pairs : array-like of int, shape (m, 2)
-        Pairs ``(i, j)`` with ``i != j``, in any order.
+        Pairs of distinct points, each in either order, repetitions allowed.
     n_samples : int
         Number of points.
     name : str, default "pairs"
@@ -128,14 +128,16 @@ def check_pairs(pairs, n_samples, name="pairs"):
 
     Returns
     -------
-    ndarray of int64, shape (m', 2)
+    ndarray of int64, shape (k, 2)
+        The k <= m distinct pairs.
 
     Raises
     ------
     TypeError
-        If ``pairs`` does not hold integers.
+        If the entries are not integers.
     ValueError
-        If it is empty, not of shape (m, 2), out of range, or has a self-pair.
+        If there are no pairs, their shape is not (m, 2), an index lies
+        outside ``[0, n_samples)``, or a point is paired with itself.
     """
     arr = np.asarray(pairs)
     if arr.size == 0:

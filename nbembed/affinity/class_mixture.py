@@ -4,10 +4,11 @@ The conditional class density is
 
     p(c | x) = sum_k beta_ck g_k(x) / sum_k g_k(x),   g_k(x) = exp(-||x - m_k||^2 / 2 sigma^2),
 
-with beta_ck = softmax_c(theta_ck). Here are its targets (hard or soft labels
-with weights), its class probabilities, and the penalized conditional
-log-likelihood that :class:`~nbembed.affinity.learning_metric.LearningMetric`
-maximizes.
+with beta_ck = softmax_c(theta_ck). This module turns labels into the
+mixture's targets, computes p(c | x), and gives the penalized conditional
+log-likelihood (with its gradient) that
+:class:`~nbembed.affinity.learning_metric.LearningMetric` maximizes; the
+fitting itself is there.
 """
 
 from __future__ import annotations

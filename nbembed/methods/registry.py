@@ -102,6 +102,15 @@ _MBED_DIMENSION = ("the check sets n_components=1, but K class directions at equ
                    "at least K - 1 dimensions (K = n_classes = 3 here, so that the checks' "
                    "three-class labels are accepted)")
 
+
+def _graph_spectral(name, cls, description, *, labels="required", semi_supervised=False):
+    """The entry of a spectral preset built on a k-NN graph (and γ if semi-supervised)."""
+    options = ("gamma",) if semi_supervised else ()
+    return MethodSpec(name, cls, "spectral", description, labels=labels,
+                      cli_options=options + ("n_neighbors", "n_components"),
+                      check_params=_SPECTRAL_CHECKS)
+
+
 #: Every public estimator, in the order of the documentation.
 REGISTRY = (
     MethodSpec(
@@ -144,37 +153,21 @@ REGISTRY = (
         "Parametric Embedding; the input holds class posteriors (rows sum to 1)",
         labels="unused", cli_options=("max_iter", "n_components"),
         check_params=dict(max_iter=20, normalize=True, random_state=0)),
-    MethodSpec(
-        "spectral", SpectralSSDR, "spectral",
-        "the unified semi-supervised spectral framework (a linear map)", labels="required",
-        cli_options=("gamma", "n_neighbors", "n_components"), check_params=_SPECTRAL_CHECKS),
-    MethodSpec(
-        "sslfda", SSLFDA, "spectral", "semi-supervised local Fisher discriminant analysis",
-        labels="required", cli_options=("gamma", "n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
-    MethodSpec(
-        "ssdne", SSDNE, "spectral", "semi-supervised discriminant neighbourhood embedding",
-        labels="required", cli_options=("gamma", "n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
-    MethodSpec(
-        "ssmfa", SSMFA, "spectral", "semi-supervised marginal Fisher analysis",
-        labels="required", cli_options=("gamma", "n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
-    MethodSpec(
-        "lpp", LPP, "spectral", "locality preserving projections (no labels)",
-        labels="unused", cli_options=("n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
+    _graph_spectral("spectral", SpectralSSDR,
+                    "the unified semi-supervised spectral framework (a linear map)",
+                    semi_supervised=True),
+    _graph_spectral("sslfda", SSLFDA, "semi-supervised local Fisher discriminant analysis",
+                    semi_supervised=True),
+    _graph_spectral("ssdne", SSDNE, "semi-supervised discriminant neighbourhood embedding",
+                    semi_supervised=True),
+    _graph_spectral("ssmfa", SSMFA, "semi-supervised marginal Fisher analysis",
+                    semi_supervised=True),
+    _graph_spectral("lpp", LPP, "locality preserving projections (no labels)", labels="unused"),
     MethodSpec(
         "lfda", LFDA, "spectral", "local Fisher discriminant analysis (labelled points only)",
         labels="required", cli_options=("n_components",)),
-    MethodSpec(
-        "dne", DNE, "spectral", "discriminant neighbourhood embedding (labelled points only)",
-        labels="required", cli_options=("n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
-    MethodSpec(
-        "mfa", MFA, "spectral", "marginal Fisher analysis (labelled points only)",
-        labels="required", cli_options=("n_neighbors", "n_components"),
-        check_params=_SPECTRAL_CHECKS),
+    _graph_spectral("dne", DNE, "discriminant neighbourhood embedding (labelled points only)"),
+    _graph_spectral("mfa", MFA, "marginal Fisher analysis (labelled points only)"),
     MethodSpec(
         "self", SELF, "spectral", "SELF: local Fisher discriminant analysis regularized "
         "toward PCA", labels="required", cli_options=("n_components",),

@@ -22,7 +22,8 @@ def check_number(value, name, *, low=None, high=None, low_open=False, high_open=
     name : str
         The parameter's name, used in the error message.
     low, high : float or None
-        Bounds of the accepted interval; ``None`` means unbounded.
+        Bounds of the accepted interval; ``None`` means unbounded (an
+        unbounded end is open: infinity itself is never accepted).
     low_open, high_open : bool
         Whether the bound itself is excluded.
     integer : bool
@@ -38,7 +39,7 @@ def check_number(value, name, *, low=None, high=None, low_open=False, high_open=
     TypeError
         If ``value`` is not a (real, or integer) number.
     ValueError
-        If it is NaN or lies outside the interval.
+        If it is NaN or infinite, or lies outside the interval.
     """
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
@@ -47,6 +48,8 @@ def check_number(value, name, *, low=None, high=None, low_open=False, high_open=
     value = int(value) if integer else float(value)
     if isinstance(value, float) and math.isnan(value):
         raise ValueError(f"{name} must be a number, got NaN.")
+    if isinstance(value, float) and math.isinf(value):
+        raise ValueError(f"{name} must be finite, got {value!r}; pass a finite number.")
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
@@ -173,3 +176,37 @@ def check_dense_allowed(n, *, what, alternative):
             f"{what} for n = {n} would need an n x n array of {need / 2**30:.1f} GiB, above "
             f"the limit of {_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} "
             f"(or raise the limit with the environment variable NBEMBED_MAX_DENSE_BYTES).")
+
+
+def check_annotations(annotations, n_samples, data="X"):
+    """Check that ``annotations`` is an :class:`~nbembed.Annotations` for ``n_samples`` points.
+
+    Parameters
+    ----------
+    annotations : object
+    n_samples : int
+        The number of points of the data the annotations go with.
+    data : str
+        The data's name in the error message ("X", "P", ...).
+
+    Returns
+    -------
+    Annotations
+
+    Raises
+    ------
+    TypeError
+        If it is not an ``Annotations`` object (a dict, say).
+    ValueError
+        If it is for another number of points.
+    """
+    from .annotations import Annotations  # the annotations package imports this module
+
+    if not isinstance(annotations, Annotations):
+        raise TypeError(f"annotations must be an nbembed.Annotations object (build one with "
+                        f"nbembed.Annotations(n_samples) or Annotations.from_labels(y)); got "
+                        f"{type(annotations).__name__}.")
+    if annotations.n_samples != n_samples:
+        raise ValueError(f"annotations are for {annotations.n_samples} samples but {data} has "
+                         f"{n_samples}.")
+    return annotations

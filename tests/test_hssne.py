@@ -1,6 +1,7 @@
 """HSSNE behaviour: special cases, the run protocol, bad input and quality."""
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -160,6 +161,15 @@ def test_gradient_recovers_from_non_finite_steps(iris):
     assert run.recoveries > 0 and run._gradient_descent.learning_rate < 1e30
 
 
+def test_divergence_is_a_warning_and_a_fitted_count(iris):
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        est = small(learning_rate=1e30, max_step_norm=None, max_iter=50).fit(iris[0])
+    assert est.n_recoveries_ > 0 and np.all(np.isfinite(est.embedding_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert small(max_iter=50).fit(iris[0]).n_recoveries_ == 0
+
+
 def test_auto_learning_rates_by_phase(iris):
     from nbembed.methods.hssne import auto_learning_rates
 
@@ -266,6 +276,9 @@ def test_bad_data(X, match):
     (dict(n_components=0), "n_components"),
     (dict(init="spectral"), "init"),
     (dict(max_step_norm=0.0), "max_step_norm"),
+    (dict(alpha=np.inf), "alpha must be finite"),
+    (dict(learning_rate=np.inf), "learning_rate must be finite"),
+    (dict(early_exaggeration=np.inf), "early_exaggeration must be finite"),
 ])
 def test_bad_parameters(rng, params, match):
     params = {"perplexity": 5.0, **params}
@@ -483,3 +496,30 @@ def test_auto_optimizer_is_chosen_once_from_alpha(iris):
     assert run.history[-1]["optimizer"] == "gradient"
     assert small(alpha=1.5).prepare(iris[0]).optimizer == "fixed-point"
     assert small(alpha=1.5, optimizer="gradient").prepare(iris[0]).optimizer == "gradient"
+
+
+LOADED_SCRIPT = r"""
+import numpy as np
+from nbembed import HSSNE
+from nbembed._kernels import hssne as kernels
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 5))
+run = HSSNE(alpha=1.0, affinity="knn", random_state=0).prepare(X)
+assert run.objective.repulsion == "exact"
+print(len(kernels.hssne_attraction.signatures))
+"""
+
+
+def test_kernels_a_new_alpha_may_switch_to_are_loaded_with_the_run():
+    """At 3000 points alpha = 1 sums the repulsion exactly and alpha = 0.8 approximates
+    it: the approximate path's kernels are loaded when the run is prepared, not while
+    the user waits on the slider. Checked in a fresh process, where nothing else has
+    loaded them."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LOADED_SCRIPT], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip().splitlines()[-1]) >= 1

@@ -4,6 +4,7 @@ the run protocol, input handling and initialization."""
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +58,7 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         run = self.prepare(X, y, annotations=annotations, init=init)
         run.run(callbacks)
         self._store_fitted(run)
+        warn_about_divergence(run)
         return self
 
     def _store_fitted(self, run):
@@ -65,6 +67,7 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
         self.n_iter_ = run.iteration
         self.history_ = run.history
+        self.n_recoveries_ = getattr(run, "recoveries", 0)
         self._n_features_out = self.embedding_.shape[1]
 
     def fit_transform(self, X, y=None, *, annotations=None, init=None, callbacks=None):
@@ -83,6 +86,17 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         tags.input_tags.pairwise = getattr(self, "metric", None) == "precomputed" or \
             getattr(self, "affinity", None) == "precomputed"
         return tags
+
+
+def warn_about_divergence(run):
+    """A RuntimeWarning if the run diverged on its way (runs that recover from
+    divergence count their ``recoveries``)."""
+    recoveries = getattr(run, "recoveries", 0)
+    if recoveries:
+        warnings.warn(f"{run.name} diverged {recoveries} time(s) and went back to its last "
+                      f"good embedding each time, halving the step; the result may be poor. "
+                      f"Use a smaller learning_rate (or the default 'auto').", RuntimeWarning,
+                      stacklevel=3)
 
 
 def enable_verbose_logging():

@@ -193,6 +193,9 @@ class HSSNE(EmbeddingEstimator):
     kl_divergence_ : float
         KL(P~ || Q) at the end.
     n_iter_ : int
+    n_recoveries_ : int
+        How often the optimization diverged and went back to its last good
+        embedding (a ``RuntimeWarning`` says so after ``fit``).
     history_ : list of dict
         Cost and diagnostics recorded during the run.
     affinities_ : ndarray or scipy.sparse.csr_matrix

@@ -42,6 +42,9 @@ class SNE(EmbeddingEstimator):
     kl_divergence_ : float
         sum_i KL(P_i || Q_i) at the end.
     n_iter_ : int
+    n_recoveries_ : int
+        How often the optimization diverged and went back to its last good
+        embedding (a ``RuntimeWarning`` says so after ``fit``).
     history_ : list of dict
     n_features_in_ : int
 

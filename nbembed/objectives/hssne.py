@@ -41,6 +41,9 @@ REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
 #: The alpha of a run can change (a slider), so "auto" is resolved again then.
 EXACT_REPULSION_MAX_N_ANY_ALPHA = 2000
 
+#: An alpha without a closed-form kernel (what the general kernels serve).
+GENERAL_ALPHA = 0.7
+
 #: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
 #: evaluation between the FFT grid and Barnes-Hut. The grid costs
 #: O(nodes log nodes + n) and the tree O(n log n) whatever the extent; with
@@ -194,6 +197,39 @@ class HSSNEObjective(Objective):
         self._fft_cache = {}
         self._repulsion_cache = None
         self._mix()
+        if self._alpha_may_switch_repulsion():
+            self._load_kernels(other_than=self.repulsion)
+
+    def _alpha_may_switch_repulsion(self):
+        """Whether a new alpha can move ``repulsion="auto"`` between the exact sum
+        and the approximations (between the two size limits, in 1-D or 2-D)."""
+        if self.repulsion_option != "auto":
+            return False
+        sparse = sp.issparse(self.P)
+        resolved = {resolve_repulsion("auto", self.n_samples, self.n_components, alpha,
+                                      sparse, warn=False)
+                    for alpha in (1.0, GENERAL_ALPHA)}
+        return len(resolved) > 1
+
+    def _load_kernels(self, other_than):
+        """Evaluate the other repulsion's path once on a few points.
+
+        Its kernels are then loaded from Numba's disk cache here, while the run
+        is prepared, instead of at the first slider move that switches to it
+        (about 70 ms that the user would wait for).
+        """
+        m = 16
+        rng = np.random.default_rng(0)
+        P = sp.random(m, m, density=0.3, random_state=0, format="csr")
+        P = sp.csr_matrix(P + P.T)
+        P /= P.sum()
+        Yt = rng.normal(size=(self.n_components, m))
+        others = ("exact",) if other_than != "exact" else ("fft", "barnes-hut")
+        for repulsion in others:
+            small = HSSNEObjective(P, None, n_components=self.n_components, alpha=GENERAL_ALPHA,
+                                   rho=0.0, dtype=self.dtype, repulsion=repulsion)
+            small.gradient(Yt, np.empty_like(Yt))
+            small.value(Yt)
 
     def _mix(self):
         self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)

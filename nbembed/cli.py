@@ -293,8 +293,28 @@ def _as_integers(cells):
 
 # --------------------------------------------------------------------------- writing
 
+#: First characters that make a spreadsheet read a cell as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text):
+    """``text`` with a leading ``'`` where a spreadsheet would run it as a formula.
+
+    Numbers (``-1``, ``+2.5``) are kept as they are; any other text that
+    starts with ``= + - @``, a tab or a carriage return is escaped.
+    """
+    if not text.startswith(FORMULA_STARTS):
+        return text
+    try:
+        float(text)
+        return text
+    except ValueError:
+        return "'" + text
+
+
 def write_embedding(path, Y, labels=None):
-    """Write the embedding as ``.npy`` or as CSV (columns y1, y2, ... and the labels)."""
+    """Write the embedding as ``.npy`` or as CSV (columns y1, y2, ... and the labels;
+    label text that a spreadsheet would run as a formula is escaped)."""
     path = pathlib.Path(path)
     if path.suffix.lower() == ".npy":
         np.save(path, Y)
@@ -302,8 +322,8 @@ def write_embedding(path, Y, labels=None):
     header = [f"y{k + 1}" for k in range(Y.shape[1])]
     values = None
     if labels is not None:
-        header.append(labels.column)
-        values = labels.output_values()
+        header.append(spreadsheet_safe(labels.column))
+        values = [spreadsheet_safe(v) for v in labels.output_values()]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)

@@ -42,6 +42,8 @@ def load_benchmark(name, data_home=None):
 
     Raises
     ------
+    ValueError
+        If ``name`` is not a plain folder name (a path such as ``"../x"``).
     FileNotFoundError
         Naming the path that was tried and how to point to the data.
     """
@@ -49,6 +51,10 @@ def load_benchmark(name, data_home=None):
     if home is None:
         raise FileNotFoundError(f"No data folder given for {name!r}: pass data_home=... or set "
                                 f"the environment variable NBEMBED_DATA.")
+    if not isinstance(name, str) or not name or pathlib.Path(name).name != name \
+            or name in (".", ".."):
+        raise ValueError(f"name must be the name of one folder inside the data folder, such "
+                         f"as 'vehicle'; got {name!r}.")
     path = pathlib.Path(home) / name / "data.npz"
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist.")

@@ -419,6 +419,10 @@ MALFORMED = [
     edited(version=2),
     edited(extra=1),
     edited(n_samples=0),
+    edited(n_samples=10 ** 8),  # a tiny file must not allocate gigabytes
+    edited(n_samples=5_000_000, n_classes=20, n_classes_fixed=False,
+           class_names=[f"c{k}" for k in range(20)]),
+    "[" * 100_000 + "]" * 100_000,  # nested beyond the parser's recursion limit
     edited(n_samples=4),  # indices out of range
     edited(n_classes=3),
     edited(class_names=["a", "a"]),

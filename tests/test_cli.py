@@ -239,3 +239,15 @@ def test_packaged_quickstart_is_the_notebook_in_notebooks():
     notebooks/01-quickstart.ipynb."""
     assert cli.quickstart_notebook().read_bytes() == \
         (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
+
+
+def test_csv_output_escapes_label_text_a_spreadsheet_would_run(tmp_path):
+    Y = np.zeros((4, 2))
+    labels = cli.Labels.from_values(["=cmd|' /C calc'!A0", "+x", "a", "@sum(1)"], column="-k")
+    cli.write_embedding(tmp_path / "out.csv", Y, labels)
+    header, rows = read_csv(tmp_path / "out.csv")
+    assert header[-1] == "'-k"
+    assert sorted(r[2] for r in rows) == sorted(["'=cmd|' /C calc'!A0", "'+x", "a", "'@sum(1)"])
+    numeric = cli.Labels.from_values(np.array([-1, 0, 1, 1]))
+    cli.write_embedding(tmp_path / "n.csv", Y, numeric)
+    assert [r[2] for r in read_csv(tmp_path / "n.csv")[1]] == ["-1", "0", "1", "1"]

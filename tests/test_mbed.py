@@ -472,6 +472,9 @@ def test_threads_neither_interfere_nor_change_results():
     (dict(class_prior=[1.2, -0.2]), "positive"),
     (dict(class_prior=[1.0]), "one entry per class"),
     (dict(sigma=0.0), "sigma"),
+    (dict(sigma=np.inf), "sigma must be finite"),
+    (dict(sigma=1e-300), "sigma = 1e-300 is too small"),
+    (dict(sigma=1e-300, affinity="knn"), "sigma = 1e-300 is too small"),
     (dict(label_weight=-1.0), "label_weight"),
 ])
 def test_bad_parameters(rng, params, match):

@@ -286,3 +286,10 @@ def test_kl_divergence_rejects_bad_p():
         kl_divergence(np.eye(3), Y)
     with pytest.raises(ValueError, match="negative"):
         kl_divergence(-np.ones((3, 3)) + np.eye(3), Y)
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", "", "/etc"])
+def test_benchmark_names_cannot_leave_the_data_folder(tmp_path, name):
+    from nbembed.datasets import load_benchmark
+    with pytest.raises(ValueError, match="one folder inside the data folder"):
+        load_benchmark(name, data_home=tmp_path)

@@ -26,7 +26,7 @@ known to belong together, u_ij = 1, and embeds P~ instead of P. Two ways to mix:
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_labels
+from .._validation import check_annotations, check_labels
 
 #: Refuse to build more must-link pairs than this without being asked (about
 #: 1.2 GB of CSR arrays); a single labelled class of 10k points already has 50M.
@@ -97,9 +97,7 @@ def semi_supervised_groups(y, annotations, n_samples):
         labels.append(check_labels(y, n_samples))
     pairs = None
     if annotations is not None:
-        if annotations.n_samples != n_samples:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n_samples}.")
+        check_annotations(annotations, n_samples)
         labels.append(annotations.to_labels())
         pairs = annotations.must_link_pairs()
     for lab in labels:

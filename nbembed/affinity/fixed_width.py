@@ -17,6 +17,17 @@ from sklearn.utils import check_random_state
 SIGMA_SAMPLE_POINTS = 700
 
 
+def _precision(sigma):
+    """1 / sigma^2, or an error where it is not a finite positive number."""
+    with np.errstate(over="ignore", divide="ignore"):
+        precision = 1.0 / np.float64(sigma) ** 2
+    if not (np.isfinite(precision) and precision > 0):
+        raise ValueError(f"sigma = {sigma!r} is too {'small' if sigma < 1 else 'large'} to "
+                         f"compute exp(-d^2 / sigma^2) in floating point; give a width "
+                         f"comparable to the distances between points, or sigma='auto'.")
+    return precision
+
+
 def input_neighbourhoods(D, sigma):
     """p_ij = exp(-d_ij^2 / sigma^2) / sum_{k != i} exp(-d_ik^2 / sigma^2), p_ii = 0.
 
@@ -30,7 +41,7 @@ def input_neighbourhoods(D, sigma):
     -------
     ndarray (n, n), rows summing to one
     """
-    logits = -(D * D) / sigma ** 2
+    logits = -(D * D) * _precision(sigma)
     np.fill_diagonal(logits, -np.inf)
     logits -= logits.max(axis=1, keepdims=True)
     P = np.exp(logits)
@@ -52,7 +63,7 @@ def sparse_input_neighbourhoods(dist, idx, sigma):
     scipy.sparse.csr_matrix (n, n), rows summing to one
     """
     n, k = dist.shape
-    logits = -np.square(dist, dtype=np.float64) / sigma ** 2
+    logits = -np.square(dist, dtype=np.float64) * _precision(sigma)
     logits -= logits.max(axis=1, keepdims=True)
     P = np.exp(logits)
     P /= P.sum(axis=1, keepdims=True)

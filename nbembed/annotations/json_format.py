@@ -21,6 +21,12 @@ FORMAT_NAME = "nbembed.Annotations"
 #: The ``version`` entry of the files written; the only one read.
 FORMAT_VERSION = 1
 
+#: The largest annotations a JSON file may describe: the text is small while
+#: what it describes is allocated, so a short file must not claim gigabytes.
+MAX_SAMPLES = 10_000_000
+#: The largest n_samples x n_classes (the label probabilities, 8 bytes each).
+MAX_LABEL_CELLS = 50_000_000
+
 _KEYS = {"format", "version", "n_samples", "n_classes", "n_classes_fixed", "class_names",
          "labels", "must_link_groups", "must_link_pairs", "cannot_link_groups",
          "cannot_link_pairs"}
@@ -73,11 +79,15 @@ def from_json(cls, s):
     Raises
     ------
     ValueError
-        If ``s`` is not valid JSON of this format and version, or holds
-        invalid annotations.
+        If ``s`` is not valid JSON of this format and version, holds
+        invalid annotations, or describes more than ``MAX_SAMPLES`` points
+        or ``MAX_LABEL_CELLS`` label probabilities.
     """
     try:
         data = json.loads(s)
+    except RecursionError:
+        raise ValueError("cannot read annotations: the JSON is nested too deeply to be "
+                         "annotations.") from None
     except (TypeError, ValueError) as err:
         raise ValueError(f"cannot read annotations: not valid JSON ({err}).") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
@@ -102,10 +112,16 @@ def _from_dict(cls, data):
     """Annotations of class ``cls`` from the decoded JSON object ``data``."""
     if not isinstance(data["n_classes_fixed"], bool):
         raise TypeError("n_classes_fixed must be true or false.")
+    n_samples = check_number(data["n_samples"], "n_samples", low=1, high=MAX_SAMPLES,
+                             integer=True)
     n_classes = check_number(data["n_classes"], "n_classes", low=0, integer=True)
+    if n_samples * n_classes > MAX_LABEL_CELLS:
+        raise ValueError(f"n_samples x n_classes = {n_samples} x {n_classes} exceeds "
+                         f"{MAX_LABEL_CELLS:.0e} label probabilities; such a file is not "
+                         f"read (build the Annotations in Python instead).")
     if not isinstance(data["class_names"], list) or len(data["class_names"]) != n_classes:
         raise ValueError(f"class_names must be a list of n_classes = {n_classes} names.")
-    ann = cls(data["n_samples"], n_classes if data["n_classes_fixed"] else None,
+    ann = cls(n_samples, n_classes if data["n_classes_fixed"] else None,
               data["class_names"])
     labels = data["labels"]
     if not isinstance(labels, dict) or set(labels) != {"indices", "probabilities",

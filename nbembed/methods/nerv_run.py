@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .. import _config
-from .._validation import check_labels
+from .._validation import check_annotations, check_labels
 from ..affinity import conditional_probabilities
 from ..affinity.widening import widened_neighbourhoods, widening_stages
 from ..objectives.nerv import NeRVObjective
@@ -232,9 +232,7 @@ def metric_targets(y, annotations, n_samples):
                              "class labels (-1 for unlabelled points) or annotations with "
                              "labels.")
         return dict(y=y)
-    if annotations.n_samples != n_samples:
-        raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                         f"{n_samples}.")
+    check_annotations(annotations, n_samples)
     soft = annotations.soft_label_matrix()
     weights = annotations.confidences()
     if y is not None:

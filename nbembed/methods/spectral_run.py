@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from .. import _config
-from .._validation import check_labels
+from .._validation import check_annotations, check_labels
 from ..affinity import knn_graphs
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
@@ -55,9 +55,7 @@ def merge_labels(y, annotations, n):
     labels = np.full(n, -1, dtype=np.int64) if y is None else check_labels(y, n)
     must = cannot = None
     if annotations is not None:
-        if annotations.n_samples != n:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n}.")
+        check_annotations(annotations, n)
         annotated = annotations.to_labels()
         labels = np.where(annotated >= 0, annotated, labels)
         must = annotations.must_link_pairs()

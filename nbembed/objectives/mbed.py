@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from .._kernels import mbed as kernels
 from .._kernels import sne as sparse_kernels
 from .._kernels.sne_grid import sne_cost_gradient_grid
-from .._validation import check_labels
+from .._validation import check_annotations, check_labels
 from .base import Objective
 
 #: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
@@ -58,9 +58,7 @@ def label_inputs(y, annotations, n_samples, n_classes):
             soft[rows, labels[rows]] = 1.0
         weights[rows] = 1.0
     if annotations is not None:
-        if annotations.n_samples != n_samples:
-            raise ValueError(f"annotations are for {annotations.n_samples} samples but X has "
-                             f"{n_samples}.")
+        check_annotations(annotations, n_samples)
         if annotations.n_classes > K:
             raise ValueError(f"annotations use {annotations.n_classes} classes but n_classes "
                              f"= {K}; raise n_classes or remove the extra classes' labels.")

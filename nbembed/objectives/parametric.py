@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .._kernels import parametric as kernels
-from ..annotations import Annotations
+from .._validation import check_annotations
 from ..optim import LiveParameter
 from ..posteriors import annotation_posteriors
 from .base import Objective
@@ -41,12 +41,7 @@ def blend_annotations(P, annotations):
     :func:`~nbembed.posteriors.annotation_posteriors`); ``P`` if there are none."""
     if annotations is None:
         return P
-    if not isinstance(annotations, Annotations):
-        raise TypeError(f"annotations must be an nbembed.Annotations object; got "
-                        f"{type(annotations).__name__}.")
-    if annotations.n_samples != P.shape[0]:
-        raise ValueError(f"annotations are for {annotations.n_samples} samples but P has "
-                         f"{P.shape[0]} rows.")
+    check_annotations(annotations, P.shape[0], data="P")
     return annotation_posteriors(annotations, P)
 
 

@@ -243,6 +243,11 @@ def test_set_state_accepts_memoryviews_and_keeps_the_rest_of_the_update(make_exp
     assert "outside [0, 40)" in ex.notice
     ex.set_state({"iteration": 999})  # read-only from the browser
     assert ex.iteration != 999 and "read-only" in ex.notice
+    # inherited traits too: the browser must not replace the widget's code or model
+    esm, model_name = ex._esm, ex._model_name
+    ex.set_state({"_esm": "export default {}", "_model_name": "X", "view": "pca"})
+    assert (ex._esm, ex._model_name, ex.view) == (esm, model_name, "pca")
+    assert "read-only" in ex.notice
 
 
 # --------------------------------------------------------------------------- traits

@@ -442,13 +442,15 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     def set_state(self, sync_data):
         """Apply a state update from the browser one trait at a time.
 
-        ipywidgets applies an update as a whole and drops all of it if one
-        value is rejected; here a rejected value is ignored with a warning and
-        the others are kept.
+        The browser may change only the traits in ``BROWSER_WRITABLE``; an
+        update of any other (the widget's own state, or inherited ones such as
+        ``_esm``, the JavaScript it runs) is ignored with a notice. ipywidgets
+        applies an update as a whole and drops all of it if one value is
+        rejected; here a rejected value is ignored with a warning and the
+        others are kept.
         """
-        own = set(Explorer.class_own_traits(sync=True)) - BROWSER_WRITABLE
         for name, value in sync_data.items():
-            if name in own:
+            if name not in BROWSER_WRITABLE:
                 self._warn(f"Ignored an update of {name!r} from the browser: it is read-only.")
                 continue
             try:

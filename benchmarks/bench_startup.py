@@ -12,9 +12,9 @@ untimed process first to fill it, as any earlier use would have):
    (Gaussian blobs in 10 dimensions) is prepared and stepped 300 iterations;
    then, for each new alpha, the time from ``run.set_params(alpha=...)`` to
    the end of the next ``run.step(1)``. That call also evaluates the cost
-   once (every step call ends with one), which is included, and so is
-   loading from the disk cache any kernel the process had not used yet (at
-   n = 10 000, an alpha without a closed form moves the repulsion to the grid).
+   once (every step call ends with one), which is included. At n = 10 000 an
+   alpha without a closed form moves the repulsion to the grid; the run loaded
+   that path's kernels when it was prepared, so no cache load is timed here.
 
 Run with ``PYTHONPATH=. python benchmarks/bench_startup.py``.
 """

@@ -69,6 +69,13 @@ def check_option(value, name, options):
     raise ValueError(f"{name} must be one of {listed}; got {value!r}.")
 
 
+#: Data whose largest absolute value lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
+#: (all-zero data aside) is refused: the squares of its distances leave the
+#: range of double precision.
+MAX_MAGNITUDE = 1e100
+MIN_MAGNITUDE = 1e-100
+
+
 def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float64):
     """Validate a 2-D data matrix and return it as a float array.
 
@@ -81,7 +88,8 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         For sparse input where it is not supported, or non-numeric data.
     ValueError
         For arrays that are not 2-D, are empty, have fewer than ``min_samples``
-        rows, or contain NaN or infinity.
+        rows, contain NaN or infinity, or values so large or small that squared
+        distances leave double precision (see ``MAX_MAGNITUDE``).
     """
     if sp.issparse(X):
         if not allow_sparse:
@@ -121,7 +129,26 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         bad = np.argwhere(~np.isfinite(values if not sp.issparse(X) else X.toarray()))[0]
         raise ValueError(f"{name} contains NaN or infinity (first at index {tuple(bad)}); "
                          f"remove or impute those values first.")
+    check_magnitude(values, name)
     return X
+
+
+def check_magnitude(values, name="X"):
+    """Refuse data whose squared distances would leave double precision.
+
+    Raises
+    ------
+    ValueError
+        If the largest absolute value of ``values`` exceeds ``MAX_MAGNITUDE``,
+        or is positive and below ``MIN_MAGNITUDE``; the message says to divide
+        the data by a constant.
+    """
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest > MAX_MAGNITUDE or 0.0 < largest < MIN_MAGNITUDE:
+        fault = "overflow" if largest > MAX_MAGNITUDE else "underflow"
+        raise ValueError(f"{name}'s largest absolute value is {largest:.3g}: squared distances "
+                         f"between its rows would {fault} in floating point. Divide {name} by "
+                         f"a constant first (for example {name} / abs({name}).max()).")
 
 
 def check_square_nonnegative(D, *, name, zero_diagonal=True):

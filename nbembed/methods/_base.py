@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import ArpackError, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
@@ -162,8 +162,15 @@ def _classical_mds(D, n_components, rng):
     B = -0.5 * D * D
     B -= B.mean(axis=0, keepdims=True)
     B -= B.mean(axis=1, keepdims=True)
+    if not np.any(B):  # every dissimilarity zero: no shape to start from
+        return np.zeros((D.shape[0], n_components))
     k = min(n_components, D.shape[0] - 2)
-    vals, vecs = eigsh(B, k=k, which="LA", v0=rng.uniform(-1, 1, D.shape[0]))
+    try:
+        vals, vecs = eigsh(B, k=k, which="LA", v0=rng.uniform(-1, 1, D.shape[0]))
+    except ArpackError as err:
+        raise ValueError(f"init='pca' on precomputed dissimilarities failed: the eigensolver "
+                         f"did not converge ({err}). Pass init='random' or an init array.") \
+            from None
     order = np.argsort(vals)[::-1]
     Y = np.zeros((D.shape[0], n_components))
     Y[:, :k] = vecs[:, order] * np.sqrt(np.maximum(vals[order], 0))

@@ -435,6 +435,39 @@ def test_pause_resume_stop(make_explorer):
     wait_for(lambda: ex.run is not None and ex.run is not first and ex.run.iteration > 0)
 
 
+class SlowToPrepare(FakeMethod):
+    """Preparing takes a while, as computing neighbourhoods or compiling does."""
+
+    def __init__(self, gate, **run_kwargs):
+        super().__init__(**run_kwargs)
+        self.gate = gate
+
+    def prepare(self, X, y=None, annotations=None, init=None):
+        self.gate.wait(30)
+        return super().prepare(X, y, annotations, init)
+
+
+def test_status_tells_the_truth_through_the_browsers_buttons(make_explorer):
+    gate = threading.Event()
+    ex = make_explorer(method=SlowToPrepare(gate))
+    wait_for(lambda: ex.status == "preparing")
+    assert ex.run is None
+    gate.set()
+    wait_for(lambda: ex.status == "running" and ex.iteration > 0)
+    ex._handle_msg(custom_msg({"type": "pause"}))
+    wait_for(lambda: ex.status == "paused")
+    ex._handle_msg(custom_msg({"type": "resume"}))
+    wait_for(lambda: ex.status == "running")
+    # stop() ends the thread; the Resume button starts it again and says so
+    assert ex.stop(timeout=10) and ex.status == "paused"
+    stopped = ex.run.iteration
+    ex._handle_msg(custom_msg({"type": "resume"}))
+    wait_for(lambda: ex.run.iteration > stopped + 5)
+    assert ex.status == "running"
+    ex._handle_msg(custom_msg({"type": "pause"}))
+    wait_for(lambda: ex.status == "paused")
+
+
 def test_finished_run_idles_and_a_slider_resumes_it(make_explorer):
     ex = make_explorer(method=FakeMethod(n_iter=40), extra_iterations=25)
     wait_for(lambda: ex.status == "done" and ex.iteration == 40)

@@ -118,6 +118,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     params : dict
         Current values of the live parameters (synced with the sliders).
     status : str
+        "preparing" (neighbourhoods, start, loading or compiling kernels),
         "running", "paused", "done" or "error".
     error : str
         The worker's error ("" when none).
@@ -256,8 +257,8 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
         """Stop optimizing after the current step."""
         if self._worker.alive:
             self._worker.pause()
-        elif self.status == "running":
-            self._on_status("paused", "")
+        else:
+            self._worker.mark_paused()
 
     def resume(self):
         """Continue optimizing (a finished run does ``extra_iterations`` more)."""
@@ -279,10 +280,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
         bool
             True once the thread has ended.
         """
-        stopped = self._worker.stop(timeout)
-        if self.status == "running":
-            self._on_status("paused", "")
-        return stopped
+        return self._worker.stop(timeout)
 
     def close(self):
         """Stop the worker and close the widget."""

@@ -98,7 +98,7 @@ class RunWorker:
         after a change or when the worker goes idle (``force=True``).
     on_status : callable
         ``on_status(status, error)`` when the status changes; status is
-        "running", "paused", "done" or "error".
+        "preparing", "running", "paused", "done" or "error".
     on_warning : callable
         ``on_warning(message)`` for a rejected parameter or annotation.
     step_seconds : float
@@ -172,7 +172,19 @@ class RunWorker:
             self._cond.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
-        return not self.alive
+        ended = not self.alive
+        if ended:
+            self.mark_paused()
+        return ended
+
+    def mark_paused(self):
+        """Report "paused" for a stopped thread that was running (its last report).
+
+        The status goes through the same record as the thread's own reports, so
+        that the thread, started again, reports "running" once more.
+        """
+        if not self.alive and self._status is not None and self._status[0] == "running":
+            self._set_status("paused")
 
     def pause(self):
         """Stop stepping after the current step (changes are still applied)."""
@@ -260,7 +272,9 @@ class RunWorker:
     def _handle(self, work):
         if work["restart"]:
             self._failed = False
-            self._set_status("running")
+            # Neighbourhoods, the start and (the first time ever) compiling the
+            # kernels: seconds during which no iteration is counted.
+            self._set_status("preparing")
             self.run = None
             self.run = self._prepare()
             self._budget = 0

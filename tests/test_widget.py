@@ -468,6 +468,17 @@ def test_status_tells_the_truth_through_the_browsers_buttons(make_explorer):
     wait_for(lambda: ex.status == "paused")
 
 
+def test_a_restored_explorer_shows_what_its_annotations_hold(make_explorer):
+    ann = Annotations.from_labels(np.r_[np.zeros(30, int), -np.ones(10, int)])
+    ann.add_must_link(range(30, 36))
+    ex = make_explorer(annotations=Annotations.from_json(ann.to_json()))
+    assert ex.annotation_summary == "30 labelled · 1 must-link group"
+    assert ex.annotation_count == 0  # nothing to undo yet
+    ex.apply("must_link", [36, 37])
+    wait_for(lambda: ex.annotation_count == 1)
+    assert ex.annotation_summary == "30 labelled · 2 must-link groups"
+
+
 def test_finished_run_idles_and_a_slider_resumes_it(make_explorer):
     ex = make_explorer(method=FakeMethod(n_iter=40), extra_iterations=25)
     wait_for(lambda: ex.status == "done" and ex.iteration == 40)

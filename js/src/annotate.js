@@ -46,6 +46,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
   const apply = h("button", { type: "button", "data-action": "apply", text: "Apply", title: "Annotate the selection" });
   const undo = h("button", { type: "button", "data-action": "undo", text: "Undo", title: "Undo the last annotation" });
   const count = h("span", { "data-role": "annotation-count", text: "0" });
+  const summary = h("span", { "data-role": "annotation-summary", text: "no annotations" });
   const pending = h("div", { className: "nbembed-notice", "data-role": "pending" });
   const kinds = h("div", { className: "nbembed-notice", "data-role": "kinds" });
   const labelRows = [
@@ -58,7 +59,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
     ...labelRows,
     h("div", { className: "nbembed-row" }, [apply, undo]),
     pending,
-    h("div", { className: "nbembed-row" }, [count, "annotation(s)"]),
+    h("div", { className: "nbembed-row" }, [summary, " · ", count, "step(s) to undo"]),
     kinds,
   ]);
 
@@ -97,7 +98,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
     root.dataset.pendingA = String(a);
     pending.textContent = a ? `Selection A: ${a} point(s). Select B and apply.` : "";
     count.textContent = String(model.get("annotation_count") ?? 0);
-    count.title = model.get("annotation_summary") ?? "";
+    summary.textContent = model.get("annotation_summary") || "no annotations";
     const used = model.get("annotation_kinds") ?? [];
     kinds.textContent = `${model.get("method_name") || "The method"} uses: ${used.length ? used.join(", ") : "no annotations"}`;
   };

@@ -248,6 +248,16 @@ describe("render", () => {
     expect(el.querySelector(".nbembed-error").textContent).toBe("FloatingPointError: boom");
   });
 
+  it("shows what the annotations hold and how many steps can be undone", () => {
+    widget.render({ model, el });
+    const summary = el.querySelector('[data-role="annotation-summary"]');
+    expect(summary.textContent).toBe("no annotations");
+    model.state.annotation_summary = "470 labelled · 1 must-link group";
+    model.emit("change:annotation_summary");
+    expect(summary.textContent).toBe("470 labelled · 1 must-link group");
+    expect(el.querySelector('[data-role="annotation-count"]').textContent).toBe("0");
+  });
+
   it("cleans up: model listeners, DOM listeners and the scatter", () => {
     const added = [];
     const removed = [];

@@ -272,12 +272,23 @@ class Annotations(_Constraints, _UndoHistory):
         return not self.is_empty
 
     def __repr__(self):
-        return (f"Annotations(n_samples={self._n}, n_classes={self.n_classes}, "
-                f"labelled={int(np.count_nonzero(self._conf))}, "
-                f"must_link_groups={len(self._must_link_groups)}, "
-                f"must_link_pairs={sum(map(len, self._must_link_pairs))}, "
-                f"cannot_link_groups={len(self._cannot_link_groups)}, "
-                f"cannot_link_pairs={sum(map(len, self._cannot_link_pairs))})")
+        counts = ", ".join(f"{name}={k}" for name, k in self.counts().items())
+        return f"Annotations(n_samples={self._n}, n_classes={self.n_classes}, {counts})"
+
+    def counts(self):
+        """How much the annotations hold.
+
+        Returns
+        -------
+        dict
+            ``labelled`` points, ``must_link_groups``, ``must_link_pairs``,
+            ``cannot_link_groups`` (pairs of groups) and ``cannot_link_pairs``.
+        """
+        return dict(labelled=int(np.count_nonzero(self._conf)),
+                    must_link_groups=len(self._must_link_groups),
+                    must_link_pairs=sum(map(len, self._must_link_pairs)),
+                    cannot_link_groups=len(self._cannot_link_groups),
+                    cannot_link_pairs=sum(map(len, self._cannot_link_pairs)))
 
     def labelled_mask(self):
         """Which points are labelled.

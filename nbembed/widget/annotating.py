@@ -140,6 +140,21 @@ def soft_label_action(annotations, indices, label=None, confidence=1.0, new_clas
     return action
 
 
+#: How :func:`describe` names each of ``Annotations.counts()`` (one, many).
+_COUNT_NAMES = dict(labelled=("labelled", "labelled"),
+                    must_link_groups=("must-link group", "must-link groups"),
+                    must_link_pairs=("must-link pair", "must-link pairs"),
+                    cannot_link_groups=("cannot-link group pair", "cannot-link group pairs"),
+                    cannot_link_pairs=("cannot-link pair", "cannot-link pairs"))
+
+
+def describe(annotations):
+    """What the annotations hold, in a few words ("470 labelled · 1 must-link group")."""
+    parts = [f"{k} {_COUNT_NAMES[name][k != 1]}"
+             for name, k in annotations.counts().items() if k]
+    return " · ".join(parts) if parts else "no annotations"
+
+
 def unused_notice(mode, kinds, run_name, confidence=1.0):
     """A sentence telling the user the run ignores this kind of annotation, or ""."""
     used = [kind for kind in KINDS_USED[mode] if kind in kinds]

@@ -213,7 +213,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
                        color_options=["label"] + (["user"] if colors is not None else []),
                        color_by="label" if colors is None else "user",
                        class_names=list(self.annotations.class_names),
-                       annotation_summary=repr(self.annotations))
+                       annotation_summary=annotating.describe(self.annotations))
         if hover_text is not None:
             initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
@@ -396,7 +396,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
         with self._ann_lock:
             self._ann_seen = len(self.annotations)
             self._refresh_labels()
-            count, summary = len(self._log), repr(self.annotations)
+            count, summary = len(self._log), annotating.describe(self.annotations)
             names = list(self.annotations.class_names)
         with self._sync_lock, self.hold_sync():
             self.class_names = names

@@ -32,11 +32,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 
 from ._validation import check_labels
+from ._demo import demo_command, free_port, quickstart_notebook, running_as_root
 from .methods.registry import REGISTRY
 
 
@@ -444,30 +444,6 @@ def _labels_for_fit(method, args, labels):
     return None
 
 
-def quickstart_notebook():
-    """The quickstart notebook shipped with nbembed (or, in a source checkout,
-    ``notebooks/01-quickstart.ipynb``).
-
-    Returns
-    -------
-    importlib.resources.abc.Traversable
-    """
-    packaged = resources.files("nbembed") / "notebooks" / "quickstart.ipynb"
-    if packaged.is_file():
-        return packaged
-    checkout = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "01-quickstart.ipynb"
-    if checkout.is_file():
-        return checkout
-    raise CLIError("the quickstart notebook is missing from this installation; reinstall "
-                   "nbembed")
-
-
-def demo_command(notebook, *, no_browser=False):
-    """The command that opens ``notebook`` in JupyterLab (run it in its folder)."""
-    command = [sys.executable, "-m", "jupyterlab", pathlib.Path(notebook).name]
-    return command + (["--no-browser"] if no_browser else [])
-
-
 def _demo(args):
     folder = pathlib.Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -475,15 +451,25 @@ def _demo(args):
     if target.exists() and not args.force:
         print(f"{target} exists; opening it as it is (--force replaces it)")
     else:
-        target.write_bytes(quickstart_notebook().read_bytes())
+        notebook = quickstart_notebook()
+        if notebook is None:
+            raise CLIError("the quickstart notebook is missing from this installation; "
+                           "reinstall nbembed")
+        target.write_bytes(notebook.read_bytes())
         print(f"copied the quickstart notebook to {target}")
-    command = demo_command(target, no_browser=args.no_browser)
+    if args.port is not None and not 0 < args.port < 65536:
+        raise CLIError(f"--port must be between 1 and 65535; got {args.port}")
+    port = args.port or free_port()
+    command = demo_command(target, port=port, no_browser=args.no_browser,
+                           allow_root=args.allow_root or running_as_root())
     if args.dry_run:
         print(f"cd {shlex.quote(str(folder))} && {shlex.join(command)}")
         return 0
     if importlib.util.find_spec("jupyterlab") is None:
         raise CLIError('JupyterLab is not installed; install it with: pip install '
                        '"nbembed[widget]"')
+    print(f"JupyterLab will serve {folder.resolve()} at http://localhost:{port}/lab; the "
+          f"address with its access token is printed below. Ctrl+C stops it.", flush=True)
     return subprocess.call(command, cwd=folder)
 
 
@@ -561,6 +547,10 @@ def build_parser():
     demo.add_argument("--no-browser", action="store_true",
                       help="start JupyterLab without opening a browser")
     demo.add_argument("--force", action="store_true", help="replace an existing copy")
+    demo.add_argument("--port", type=int, default=None,
+                      help="port for JupyterLab (default: a free one)")
+    demo.add_argument("--allow-root", action="store_true",
+                      help="let JupyterLab run as root (added by itself when running as root)")
     demo.add_argument("--dry-run", action="store_true",
                       help="copy the notebook and print the JupyterLab command without "
                            "running it")

@@ -218,20 +218,37 @@ def test_bad_input_is_one_line_with_status_2(args, message, tmp_path, capsys, mo
 
 def test_demo_copies_the_quickstart_and_builds_the_command(tmp_path, capsys, monkeypatch):
     folder = tmp_path / "work"
-    assert cli.main(["demo", "--dir", str(folder), "--no-browser", "--dry-run"]) == 0
+    monkeypatch.setattr(cli, "running_as_root", lambda: False)
+    assert cli.main(["demo", "--dir", str(folder), "--no-browser", "--dry-run",
+                     "--port", "8901"]) == 0
     copy = folder / cli.DEMO_NOTEBOOK
     assert copy.read_bytes() == (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
     printed = capsys.readouterr().out
-    assert f"-m jupyterlab {cli.DEMO_NOTEBOOK} --no-browser" in printed
+    assert (f"-m jupyterlab {cli.DEMO_NOTEBOOK} --ServerApp.port=8901 "
+            f"--ServerApp.port_retries=0 --no-browser") in printed
+    assert "--allow-root" not in printed
 
     copy.write_text("edited")  # a second demo keeps the user's copy unless --force
     launched = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: launched.append((cmd, cwd)) or 0)
-    assert cli.main(["demo", "--dir", str(folder)]) == 0
+    assert cli.main(["demo", "--dir", str(folder), "--port", "8902"]) == 0
     assert copy.read_text() == "edited"
-    assert launched == [([sys.executable, "-m", "jupyterlab", cli.DEMO_NOTEBOOK], folder)]
+    assert launched == [([sys.executable, "-m", "jupyterlab", cli.DEMO_NOTEBOOK,
+                          "--ServerApp.port=8902", "--ServerApp.port_retries=0"], folder)]
+    assert f"at http://localhost:8902/lab" in capsys.readouterr().out
     assert cli.main(["demo", "--dir", str(folder), "--force", "--dry-run"]) == 0
     assert copy.read_bytes() == (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
+    assert cli.main(["demo", "--dir", str(folder), "--port", "0", "--dry-run"]) == 2
+
+
+def test_demo_runs_as_root(tmp_path, capsys, monkeypatch):
+    """JupyterLab refuses to start as root unless told; the demo tells it when it is root."""
+    monkeypatch.setattr(cli, "running_as_root", lambda: True)
+    assert cli.main(["demo", "--dir", str(tmp_path), "--dry-run"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("--allow-root")
+    monkeypatch.setattr(cli, "running_as_root", lambda: False)
+    assert cli.main(["demo", "--dir", str(tmp_path), "--dry-run", "--allow-root"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("--allow-root")
 
 
 def test_packaged_quickstart_is_the_notebook_in_notebooks():

@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import re
 
 import pytest
 
@@ -11,6 +12,22 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: Per-cell limit; the whole notebook should take well under two minutes.
 CELL_TIMEOUT = 300
+
+#: BokehJS's notebook loader lists the scripts and style sheets it fetches in
+#: ``js_urls = [...]`` / ``css_urls = [...]``; with ``INLINE`` resources both are empty.
+_LOADER_LISTS = re.compile(r"(?:js|css)_urls\s*=\s*\[([^\]]*)\]")
+
+
+def network_resources(nb):
+    """URLs that the outputs of the executed notebook ``nb`` would fetch when shown."""
+    urls = set()
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            for value in output.get("data", {}).values():
+                text = value if isinstance(value, str) else json.dumps(value)
+                for listed in _LOADER_LISTS.finditer(text):
+                    urls.update(re.findall(r"https?://[^\"'\s]+", listed.group(1)))
+    return sorted(urls)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -32,6 +49,8 @@ def test_notebook_runs(path, tmp_path):
     errors = [out for cell in nb.cells if cell.cell_type == "code"
               for out in cell.get("outputs", []) if out.get("output_type") == "error"]
     assert not errors  # nbclient raises on errors already; this guards allow_errors
+    assert not network_resources(nb), \
+        "outputs load from the network; use output_notebook(INLINE) (bokeh.resources)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -48,3 +67,18 @@ def test_notebook_is_stored_clean(path):
 
 def test_quickstart_notebook_exists():
     assert (ROOT / "notebooks" / "01-quickstart.ipynb").is_file()
+
+
+def test_network_resources_finds_what_a_cdn_loader_would_fetch():
+    nbformat = pytest.importorskip("nbformat")
+
+    def shown(javascript):
+        output = nbformat.v4.new_output("display_data",
+                                        data={"application/javascript": javascript})
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
+
+    cdn = shown('const js_urls = ["https://cdn.example.org/bokeh.min.js"];\n'
+                'const css_urls = ["https://cdn.example.org/b.css"];')
+    assert network_resources(cdn) == ["https://cdn.example.org/b.css",
+                                      "https://cdn.example.org/bokeh.min.js"]
+    assert network_resources(shown("const js_urls = [];\nconst css_urls = [];")) == []

@@ -799,6 +799,55 @@ def test_real_mbed_lambda_zero_is_refused_in_the_widget(bundle):
         assert ex.stop(timeout=60)
 
 
+def test_real_mbed_automatic_lambda_is_shown_and_manual_continues_from_it(bundle):
+    """The slider of an automatic lambda shows the annealed value, and switching
+    to manual (the browser sends that value) holds lambda where it was."""
+    from nbembed import Mbed
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 3)), rng.normal(3, 1, (20, 3))])
+    ex = Explorer(X, method=Mbed(n_anneal=5, n_iter_init=5, max_iter=400, random_state=0))
+    try:
+        wait_for(lambda: ex.params == {"lambda_": None}
+                 and ex.param_values.get("lambda_") is not None)
+        assert ex.stop(timeout=60)
+        annealed = ex.run.current_lambda
+        assert ex.param_values == {"lambda_": annealed}
+        ex._handle_msg(update_msg({"params": {"lambda_": ex.param_values["lambda_"]}}))
+        ex.resume()
+        wait_for(lambda: ex.run.lambda_ == annealed)
+        assert ex.run.current_lambda == annealed
+    finally:
+        assert ex.stop(timeout=60)
+
+
+def test_real_mbed_refuses_a_class_beyond_n_classes_and_keeps_running(bundle):
+    from nbembed import Mbed
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 3)), rng.normal(3, 1, (20, 3))])
+    ex = Explorer(X, method=Mbed(n_classes=2, n_anneal=3, n_iter_init=2, max_iter=30,
+                                 random_state=0))
+    try:
+        for name, points in (("left", [0, 1]), ("right", [20, 21])):
+            ex.selection = points
+            ex._handle_msg(custom_msg({"type": "apply", "mode": "soft_label",
+                                       "label": "__new__", "new_class": name}))
+        assert ex.annotations.class_names == ["left", "right"]
+        ex.selection = [5, 6]
+        ex._handle_msg(custom_msg({"type": "apply", "mode": "soft_label",
+                                   "label": "__new__", "new_class": "third"}))
+        assert "set up for 2 classes" in ex.notice and "n_classes=3" in ex.notice
+        assert ex.annotations.class_names == ["left", "right"]
+        ex.wait(timeout=60)
+        assert ex.status == "done" and not ex.error
+        ex.restart()
+        ex.wait(timeout=60)
+        assert ex.status == "done" and not ex.error
+    finally:
+        assert ex.stop(timeout=60)
+
+
 class HeldScheduleRun(FakeRun):
     """Counts its schedule apart from its iterations, as Mbed does while lambda is held."""
 

@@ -89,17 +89,25 @@ export function createParameters(model, disposer) {
     model.save_changes();
   };
 
+  /** The value a parameter has now; an "auto" one's as the method currently sets it. */
+  const inEffect = (name) => {
+    const params = model.get("params") ?? {};
+    return params[name] ?? (model.get("param_values") ?? {})[name] ?? null;
+  };
+
   const showValues = () => {
     const params = model.get("params") ?? {};
     for (const [name, row] of Object.entries(rows)) {
       if (!(name in params)) continue;
       const value = params[name];
-      row.label.textContent = formatValue(value);
+      const current = inEffect(name);
+      row.label.textContent =
+        value === null && current !== null ? `auto: ${formatValue(current)}` : formatValue(value);
       if (row.auto) {
         row.auto.checked = value === null;
         row.range.disabled = value === null;
       }
-      if (value !== null) row.range.value = String(value);
+      if (current !== null) row.range.value = String(current);
     }
   };
 
@@ -136,7 +144,9 @@ export function createParameters(model, disposer) {
       let auto = null;
       if (spec.allows_auto) {
         auto = h("input", { type: "checkbox", "data-param-auto": spec.name, title: "Let the method choose" });
-        const onAuto = () => send(spec, auto.checked ? null : Number(range.value));
+        // Manual continues from the value the method uses now, not from the slider's
+        // position, which may be clamped to its range.
+        const onAuto = () => send(spec, auto.checked ? null : inEffect(spec.name) ?? Number(range.value));
         auto.addEventListener("change", onAuto);
         rowDisposers.push(() => auto.removeEventListener("change", onAuto));
         row.append(h("label", { className: "nbembed-row" }, [auto, "auto"]));
@@ -149,6 +159,7 @@ export function createParameters(model, disposer) {
 
   disposer.onModel(model, "change:param_specs", build);
   disposer.onModel(model, "change:params", showValues);
+  disposer.onModel(model, "change:param_values", showValues);
   disposer.add(() => rowDisposers.forEach((undo) => undo()));
   build();
   return element;

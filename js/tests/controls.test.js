@@ -1,5 +1,33 @@
+// @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
-import { inBounds } from "../src/controls.js";
+import { createParameters, inBounds } from "../src/controls.js";
+import { Disposer } from "../src/dom.js";
+
+/** The part of anywidget's model that the parameter sliders use. */
+function sliderModel(state) {
+  const handlers = new Map();
+  return {
+    state,
+    get: (key) => state[key],
+    set(key, value) {
+      state[key] = value;
+    },
+    save_changes() {},
+    on(event, fn) {
+      handlers.set(event, [...(handlers.get(event) ?? []), fn]);
+    },
+    off() {},
+    change(key, value) {
+      state[key] = value;
+      for (const fn of handlers.get(`change:${key}`) ?? []) fn();
+    },
+  };
+}
+
+const LAMBDA = {
+  name: "lambda_", label: "λ", description: "", low: 0, high: null, low_open: true,
+  high_open: true, min: 0.5, max: 30, step: 0.05, allows_auto: true,
+};
 
 describe("inBounds", () => {
   it("excludes an open end and keeps a closed one", () => {
@@ -15,5 +43,23 @@ describe("inBounds", () => {
   it("refuses non-numbers", () => {
     expect(inBounds({ low: null, high: null }, Number.NaN)).toBe(false);
     expect(inBounds({ low: null, high: null }, Infinity)).toBe(false);
+  });
+});
+
+describe("a parameter left to the method", () => {
+  it("shows the value the method uses and continues from it when switched to manual", () => {
+    const model = sliderModel({ param_specs: [LAMBDA], params: { lambda_: null }, param_values: {} });
+    const element = createParameters(model, new Disposer());
+    const label = element.querySelector('[data-param-value="lambda_"]');
+    const auto = element.querySelector('[data-param-auto="lambda_"]');
+    expect(auto.checked).toBe(true);
+    expect(label.textContent).toBe("auto");
+
+    model.change("param_values", { lambda_: 0.064 }); // below the slider's range
+    expect(label.textContent).toBe("auto: 0.064");
+
+    auto.checked = false;
+    auto.dispatchEvent(new Event("change"));
+    expect(model.state.params).toEqual({ lambda_: 0.064 });
   });
 });

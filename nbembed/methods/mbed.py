@@ -190,6 +190,11 @@ class Mbed(EmbeddingEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    @property
+    def max_classes(self):
+        """Most classes annotations may use: ``n_classes``."""
+        return self.n_classes
+
     def _check_params(self, n):
         K = check_number(self.n_classes, "n_classes", low=2, integer=True)
         if K > n:

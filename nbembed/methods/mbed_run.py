@@ -186,6 +186,15 @@ class MbedRun(LineSearchRun):
         return self.objective.lambda_
 
     @property
+    def max_classes(self):
+        """Most classes annotations may use: the ``n_classes`` the run was built for."""
+        return self.n_classes
+
+    def params_in_effect(self):
+        """Live parameter values, with the automatic lambda as currently annealed."""
+        return {**self.get_params(), "lambda_": self.current_lambda}
+
+    @property
     def tau(self):
         """The label confidence (eq. 21) in use."""
         return self.objective.tau

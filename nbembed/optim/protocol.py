@@ -129,8 +129,14 @@ class Run:
         return None
 
     def get_params(self):
-        """Current values of the live parameters."""
+        """Current values of the live parameters (None: left to the method)."""
         return {name: getattr(self, name) for name in self.live_parameters}
+
+    def params_in_effect(self):
+        """The values the live parameters have now: as :meth:`get_params`, except
+        that one left to the method (None there) has the value the method
+        currently uses, or None while it uses none."""
+        return self.get_params()
 
     # -- control -------------------------------------------------------------
     def step(self, n=1, callbacks=None):

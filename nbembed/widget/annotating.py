@@ -95,7 +95,8 @@ def class_index(annotations, label):
     return label
 
 
-def soft_label_action(annotations, indices, label=None, confidence=1.0, new_class=None):
+def soft_label_action(annotations, indices, label=None, confidence=1.0, new_class=None,
+                      max_classes=None):
     """The ``"soft_label"`` action, checked before anything changes.
 
     Parameters
@@ -109,6 +110,9 @@ def soft_label_action(annotations, indices, label=None, confidence=1.0, new_clas
     new_class : str, optional
         The name of a class to create and label the points with; give either
         this or ``label``.
+    max_classes : int, optional
+        Most classes the method can use (Mbed's ``n_classes``); a new class
+        beyond it is refused.
 
     Returns
     -------
@@ -119,13 +123,20 @@ def soft_label_action(annotations, indices, label=None, confidence=1.0, new_clas
     Raises
     ------
     ValueError
-        If both or neither of ``label`` and ``new_class`` are given, or the
-        class does not exist.
+        If both or neither of ``label`` and ``new_class`` are given, the
+        class does not exist, or a new class would exceed ``max_classes``.
     """
     if (label is None) == (new_class is None):
         raise ValueError("give either label= (an existing class, by index or name) or "
                          "new_class= (the name of a new class).")
     if new_class is not None:
+        if max_classes is not None and new_class not in annotations.class_names \
+                and annotations.n_classes >= max_classes:
+            raise ValueError(f"the method was set up for {max_classes} classes, and "
+                             f"{new_class!r} would be class {annotations.n_classes + 1}: label "
+                             f"the points with an existing class, or start again with room "
+                             f"for more classes (for Mbed, n_classes={max_classes + 1}).")
+
         def action():
             annotations.set_labels(indices, annotations.add_class(new_class), confidence)
         return action

@@ -45,6 +45,13 @@ def param_spec(p):
             "description": p.description, "allows_auto": bool(p.allows_auto)}
 
 
+def json_numbers(values):
+    """Parameter values for the browser: JSON has no infinity or NaN, so those
+    (and None) become None, which the browser shows as "auto"."""
+    return {name: (float(v) if v is not None and math.isfinite(v) else None)
+            for name, v in values.items()}
+
+
 class LiveControls(traitlets.HasTraits):
     """The run-controls part of :class:`~nbembed.widget.Explorer`.
 
@@ -76,10 +83,16 @@ class LiveControls(traitlets.HasTraits):
         with self._sync_lock:
             self.param_specs = [param_spec(p) for p in self._live.values()]
 
+    def _show_params_in_effect(self, run):
+        """Let the browser show the value an automatic parameter has now, so
+        that switching it to manual continues from there."""
+        values = json_numbers(run.params_in_effect())
+        if values != self.param_values:
+            with self._sync_lock:
+                self.param_values = values
+
     def _set_params_from_run(self, values):
-        # JSON has no infinity or NaN: such values are shown as "auto".
-        values = {name: (float(v) if v is not None and math.isfinite(v) else None)
-                  for name, v in values.items()}
+        values = json_numbers(values)
         with self._sync_lock:
             self._params_from_run = True
             try:

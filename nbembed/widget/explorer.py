@@ -158,6 +158,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     status = traitlets.Unicode("running").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
+    param_values = traitlets.Dict().tag(sync=True)  # in effect, "auto" ones included
     # annotations
     class_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     annotation_count = traitlets.Int(0).tag(sync=True)
@@ -345,7 +346,8 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
             ann = self.annotations
             idx = self.selection if indices is None else indices
             if mode == "soft_label":
-                action = annotating.soft_label_action(ann, idx, label, confidence, new_class)
+                action = annotating.soft_label_action(ann, idx, label, confidence, new_class,
+                                                      self._max_classes())
             elif mode == "must_link":
                 def action():
                     ann.add_must_link(idx)
@@ -372,6 +374,10 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
                                         confidence) if self._adopted is not None else ""
         self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
         self.update_annotations()
+
+    def _max_classes(self):
+        """Most classes the method can use (Mbed's ``n_classes``), or None for no limit."""
+        return getattr(self._adopted or self._method, "max_classes", None)
 
     def undo(self):
         """Undo the last annotation action; return its description (None if none)."""

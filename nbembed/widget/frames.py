@@ -78,6 +78,7 @@ class FrameStream(traitlets.HasTraits):
             return
         if force and not self._worker.has_pending_params:
             self._set_params_from_run(run.get_params())
+        self._show_params_in_effect(run)
         anchors = run.anchors
         membership = run.membership if self._has_membership else None
         if anchors is not None and not np.all(np.isfinite(anchors)):

@@ -23,19 +23,26 @@ known to belong together, u_ij = 1, and embeds P~ instead of P. Two ways to mix:
     maps; see docs/vehicle-normalization.md.
 """
 
+import hashlib
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_annotations, check_labels
 
-#: Refuse to build more must-link pairs than this without being asked (about
-#: 1.2 GB of CSR arrays); a single labelled class of 10k points already has 50M.
+#: Refuse to build more must-link entries than this (about 1.2 GB of CSR arrays).
 MAX_PAIRS = 100_000_000
+
+#: A group of more points than this plus one links each of its points to this
+#: many partners of the group instead of to all of them, so that memory and time
+#: grow with the group's size, not its square (a labelled class of 10^5 points
+#: would otherwise have 5 * 10^9 pairs).
+GROUP_PARTNERS = 64
 
 MIXINGS = ("per-point", "global")
 
 
-def must_link_matrix(n_samples, pairs=None, groups=()):
+def must_link_matrix(n_samples, pairs=None, groups=(), partners=GROUP_PARTNERS):
     """The symmetric 0/1 matrix u of must-links, as CSR; ``None`` if there are none.
 
     Parameters
@@ -44,7 +51,10 @@ def must_link_matrix(n_samples, pairs=None, groups=()):
     pairs : ndarray (m, 2), optional
         Linked pairs (i, j), i != j.
     groups : iterable of index arrays
-        Sets of points linked pairwise (a lasso selection, a labelled class).
+        Sets of points that belong together (a lasso selection, a labelled
+        class). A group of at most ``partners + 1`` points is linked pairwise;
+        a larger one through :func:`group_links`, ``partners`` links a point.
+    partners : int, default GROUP_PARTNERS
 
     Returns
     -------
@@ -54,16 +64,16 @@ def must_link_matrix(n_samples, pairs=None, groups=()):
     total = 0
     for group in groups:
         g = np.unique(np.asarray(group, dtype=np.int64))
-        total += g.size * (g.size - 1)
+        total += g.size * min(g.size - 1, partners)
         if total > MAX_PAIRS:
             raise MemoryError(
-                f"The must-links span more than {MAX_PAIRS // 2:,} pairs. Link a random subset "
-                f"of each group (for example 10% of the points of a class) instead.")
+                f"The must-links need more than {MAX_PAIRS:,} entries ({partners} for each "
+                f"point in a group); link fewer points (smaller lasso groups, fewer "
+                f"labelled points).")
         if g.size >= 2:
-            ii, jj = np.meshgrid(g, g, indexing="ij")
-            off = ii != jj
-            rows.append(ii[off])
-            cols.append(jj[off])
+            a, b = group_links(g, partners)
+            rows += [a, b]
+            cols += [b, a]
     if pairs is not None and len(pairs):
         pairs = np.asarray(pairs, dtype=np.int64)
         rows += [pairs[:, 0], pairs[:, 1]]
@@ -79,12 +89,111 @@ def must_link_matrix(n_samples, pairs=None, groups=()):
     return u
 
 
+def group_links(group, partners=GROUP_PARTNERS):
+    """The links (a[k], b[k]) that join the points of a must-link group.
+
+    A group of g <= partners + 1 points is linked pairwise (each pair once).
+    A larger one is linked through a random circulant graph: its points in a
+    shuffled order, each linked to the points ``partners // 2`` distinct
+    random offsets ahead (and so, by symmetry, as many behind). Every point
+    then has exactly ``2 * (partners // 2)`` partners drawn evenly from its
+    group, so with the per-point mixing it moves the same share of its
+    attraction to the group as with all pairs, spread over fewer partners;
+    each pair is linked with the same probability (an unbiased sample of the
+    full group), and the graph is connected (offsets include one coprime
+    with g). The draw is seeded by the group's members, so the same group
+    always gets the same links.
+
+    Parameters
+    ----------
+    group : ndarray of int64
+        Sorted distinct point indices.
+    partners : int
+
+    Returns
+    -------
+    a, b : ndarray of int64
+    """
+    g = group.size
+    if g - 1 <= partners:
+        a, b = np.triu_indices(g, k=1)
+        return group[a], group[b]
+    rng = np.random.default_rng(_members_seed(group))
+    order = group[rng.permutation(g)]
+    # Distinct offsets below g / 2, so that o and g - o never name the same link;
+    # offset 1 (coprime with g) keeps the graph connected.
+    offsets = np.concatenate([[1], 2 + rng.choice((g - 1) // 2 - 1, partners // 2 - 1,
+                                                   replace=False)])
+    position = np.arange(g)
+    a = np.tile(order, offsets.size)
+    b = order[(position[None, :] + offsets[:, None]) % g].ravel()
+    return a, b
+
+
+def cross_links(a, b, partners=GROUP_PARTNERS):
+    """The links (i[k], j[k]) that join two disjoint point sets ``a`` and ``b``.
+
+    All ``len(a) * len(b)`` pairs while that is at most ``partners`` per point
+    of the two sets; otherwise each point of one set is linked to
+    ``partners // 2`` points of the other, drawn uniformly (so a point has
+    about ``partners`` links in all and every pair the same chance). The draw
+    is seeded by the two sets, so the same sets always get the same links.
+
+    Parameters
+    ----------
+    a, b : ndarray of int64
+        Sorted distinct point indices; the sets do not overlap.
+    partners : int
+
+    Returns
+    -------
+    i, j : ndarray of int64
+        May repeat a pair; callers that need each pair once deduplicate.
+    """
+    if len(a) * len(b) <= partners * (len(a) + len(b)):
+        return np.repeat(a, len(b)), np.tile(b, len(a))
+    rng = np.random.default_rng(_members_seed(a, b))
+    half = partners // 2
+    i = np.concatenate([np.repeat(a, half), a[rng.integers(0, len(a), len(b) * half)]])
+    j = np.concatenate([b[rng.integers(0, len(b), len(a) * half)], np.repeat(b, half)])
+    return i, j
+
+
+def spectral_link_pairs(annotations, partners=GROUP_PARTNERS):
+    """The annotations' must-links and cannot-links as bounded pair lists.
+
+    Groups are joined by :func:`group_links` and pairs of cannot-linked
+    selections by :func:`cross_links`, so the number of pairs grows with the
+    selections' sizes, not with their products; explicit pairs are kept.
+
+    Returns
+    -------
+    must, cannot : ndarray of int64 (m, 2)
+    """
+    must = [annotations.must_link_pairs(groups=False)]
+    for group in annotations.must_link_groups():
+        must.append(np.column_stack(group_links(group, partners)))
+    cannot = [annotations.cannot_link_pairs(groups=False)]
+    for a, b in annotations.cannot_link_groups():
+        cannot.append(np.column_stack(cross_links(a, b, partners)))
+    return np.concatenate(must), np.concatenate(cannot)
+
+
+def _members_seed(*point_sets):
+    """A seed for a random draw that depends only on the given point sets."""
+    digest = hashlib.blake2b(digest_size=16)
+    for points in point_sets:
+        digest.update(np.ascontiguousarray(points, dtype=np.int64).tobytes())
+        digest.update(b"|")
+    return np.frombuffer(digest.digest(), np.uint32)
+
+
 def semi_supervised_groups(y, annotations, n_samples):
     """Must-link pairs and groups from labels ``y`` and ``annotations``.
 
     Each labelled class (from ``y`` and from the hard labels in the
-    annotations) becomes a group of points linked pairwise; the annotations'
-    must-links are added as pairs.
+    annotations) becomes a group; the annotations' must-link groups are kept
+    as groups and their explicit pairs as pairs.
 
     Returns
     -------
@@ -99,7 +208,8 @@ def semi_supervised_groups(y, annotations, n_samples):
     if annotations is not None:
         check_annotations(annotations, n_samples)
         labels.append(annotations.to_labels())
-        pairs = annotations.must_link_pairs()
+        pairs = annotations.must_link_pairs(groups=False)
+        groups.extend(annotations.must_link_groups())
     for lab in labels:
         for c in np.unique(lab[lab >= 0]):
             members = np.flatnonzero(lab == c)

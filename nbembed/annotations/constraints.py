@@ -160,32 +160,60 @@ class _Constraints:
         """
         return [g.copy() for g in self._must_link_groups]
 
-    def must_link_pairs(self):
+    def must_link_pairs(self, groups=True):
         """Every must-linked pair, from groups and explicit pairs.
 
-        This materializes g(g-1)/2 pairs for a group of g points, which is
-        large for big groups (12.5 million pairs, 200 MB, for g = 5000).
+        With the groups, this materializes g(g-1)/2 pairs for a group of g
+        points, which is large for big groups (12.5 million pairs, 200 MB,
+        for g = 5000); the embedding methods take the groups from
+        :meth:`must_link_groups` and never build their pairs.
+
+        Parameters
+        ----------
+        groups : bool, default True
+            Include the pairs within the groups added with :meth:`add_must_link`;
+            False gives only the pairs added with :meth:`add_must_link_pairs`.
 
         Returns
         -------
         ndarray of int64, shape (m, 2)
             Distinct pairs ``i < j``, sorted by rows.
         """
-        return unique_pairs([group_pairs(g) for g in self._must_link_groups]
-                            + self._must_link_pairs)
+        from_groups = [group_pairs(g) for g in self._must_link_groups] if groups else []
+        return unique_pairs(from_groups + self._must_link_pairs)
 
-    def cannot_link_pairs(self):
+    def cannot_link_groups(self):
+        """The pairs of selections cannot-linked with :meth:`add_cannot_link`.
+
+        Returns
+        -------
+        list of (ndarray of int64, ndarray of int64)
+            Sorted distinct points of the two selections, in the order they
+            were added.
+        """
+        return [(a.copy(), b.copy()) for a, b in self._cannot_link_groups]
+
+    def cannot_link_pairs(self, groups=True):
         """Every cannot-linked pair, from pairs of groups and explicit pairs.
 
-        This materializes ``len(a) * len(b)`` pairs for each pair of groups.
+        With the groups, this materializes ``len(a) * len(b)`` pairs for each
+        pair of selections; the spectral methods take the selections from
+        :meth:`cannot_link_groups` and never build all their pairs.
+
+        Parameters
+        ----------
+        groups : bool, default True
+            Include the pairs between the selections added with
+            :meth:`add_cannot_link`; False gives only the pairs added with
+            :meth:`add_cannot_link_pairs`.
 
         Returns
         -------
         ndarray of int64, shape (m, 2)
             Distinct pairs ``i < j``, sorted by rows.
         """
-        return unique_pairs([cross_pairs(a, b) for a, b in self._cannot_link_groups]
-                            + self._cannot_link_pairs)
+        from_groups = [cross_pairs(a, b) for a, b in self._cannot_link_groups] if groups else []
+        return unique_pairs(from_groups + self._cannot_link_pairs)
 
     def _component_labels(self):
         """Must-link component id of each point, or None without must-links."""

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _config
 from .._validation import check_annotations, check_labels
 from ..affinity import knn_graphs
+from ..affinity.constraints import spectral_link_pairs
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
 from ..spectral import costs, solver
@@ -36,7 +37,9 @@ NEIGHBOR_CACHE_SIZE = 8
 
 def merge_labels(y, annotations, n):
     """Labels from ``y`` and ``annotations`` (annotated points win), and the
-    annotations' must-link and cannot-link pairs.
+    annotations' must-link and cannot-link pairs (large selections joined by a
+    bounded sample of their pairs; see
+    :func:`~nbembed.affinity.constraints.spectral_link_pairs`).
 
     Parameters
     ----------
@@ -58,8 +61,7 @@ def merge_labels(y, annotations, n):
         check_annotations(annotations, n)
         annotated = annotations.to_labels()
         labels = np.where(annotated >= 0, annotated, labels)
-        must = annotations.must_link_pairs()
-        cannot = annotations.cannot_link_pairs()
+        must, cannot = spectral_link_pairs(annotations)
     return labels, must, cannot
 
 

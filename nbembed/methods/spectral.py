@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_number, check_option
 from ..affinity import knn_graphs
-from ..spectral import costs, solver
+from ..spectral import costs, selection, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
 from .spectral_run import GAMMA, HADAMARD_POWER, SpectralRun, merge_labels
@@ -35,6 +35,8 @@ except ImportError:  # scikit-learn < 1.6
 AXIS_SCALINGS = ("constraint", "unit")
 CONSTRAINTS = ("label", "label+neighbor")
 GAMMA_SCALES = ("relative", "absolute")
+#: The value of gamma, hadamard_power or beta that asks for cross-validation.
+AUTO = "auto"
 
 MISSING_Y = ("requires y to be passed, but the target y is None: label_cost={!r} is built from "
              "labels. Pass y with -1 for unlabelled points (or annotations), or use "
@@ -52,6 +54,22 @@ def _store_arguments(estimator, arguments):
     for name, value in arguments.items():
         if name not in ("self", "__class__"):
             setattr(estimator, name, value)
+
+
+def _auto_or(value, check):
+    """"auto" as it is, anything else through ``check``."""
+    return AUTO if isinstance(value, str) and value == AUTO else check(value)
+
+
+def _has_effect(name, settings):
+    """Whether a parameter changes the solution with these settings, and so is
+    worth cross-validating: gamma weighs the neighbourhood cost against the
+    label cost, the Hadamard power needs a neighbourhood cost, beta always acts."""
+    if name == "gamma":
+        return settings["label_cost"] is not None and settings["neighbor_cost"] is not None
+    if name == "hadamard_power":
+        return settings["neighbor_cost"] is not None
+    return True
 
 
 class SpectralSSDR(EmbeddingEstimator):
@@ -79,14 +97,19 @@ class SpectralSSDR(EmbeddingEstimator):
         C^u on the k-NN graph of all points: exp(-d_ij^2 / (sigma_i sigma_j))
         with sigma_i the distance to the 7th neighbour, or the heat kernel
         exp(-d_ij^2 / t). None: supervised (labels only).
-    gamma : float, default=1.0
+    gamma : float or "auto", default="auto"
         Weight of C^u, >= 0. With ``gamma_scale="relative"`` it is relative:
         gamma = 1 makes the two costs weigh the input distances equally,
         sum abs(C^l_ij) ||x_i - x_j||^2 = sum w C^u_ij ||x_i - x_j||^2. Live.
-    hadamard_power : float, default=1.0
+        "auto": chosen by cross-validation on the labelled points (see
+        :mod:`nbembed.spectral.selection`) from 0.01 to 1000; 1 when fewer
+        than three points of any class are labelled, or without a label or
+        neighbourhood cost.
+    hadamard_power : float or "auto", default="auto"
         r >= 0: C^u is replaced by its element-wise power (C^u)^(o r). r > 1
         strengthens strong links relative to weak ones (LPP* in the paper);
-        r = 0 gives the unweighted k-NN graph. Live.
+        r = 0 gives the unweighted k-NN graph. Live. "auto": chosen with
+        gamma from {1, 2, 4}; 1 when it cannot be cross-validated.
     n_neighbors : int, default=7
         k of the k-NN graph of C^u and of the same- and other-class
         neighbour graphs of DNE and MFA (lowered to the class sizes).
@@ -94,10 +117,11 @@ class SpectralSSDR(EmbeddingEstimator):
         The heat kernel's t; None: the mean squared k-NN distance.
     gamma_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses C = C^l + gamma C^u as written.
-    beta : float, default=0.0
+    beta : float or "auto", default=0.0
         Sugiyama's SELF regularization in [0, 1]: the cost becomes
         (1 - beta) M_C + beta I and the constraint (1 - beta) M_B + beta S_t,
-        with S_t the total scatter of all points. beta = 1 is PCA.
+        with S_t the total scatter of all points. beta = 1 is PCA. "auto":
+        chosen by cross-validation from 0.1 to 0.9; 0.5 when it cannot be.
     constraint : {"label+neighbor", "label"}, default="label+neighbor"
         B of a semi-supervised learner. "label": the label cost's own, as the
         framework is written. "label+neighbor": that plus LPP's constraint
@@ -137,6 +161,13 @@ class SpectralSSDR(EmbeddingEstimator):
         The multiplier of C^u used.
     constraint_weight_ : float
         The multiplier of X^T D_{C^u} X in the constraint ("label+neighbor").
+    selected_params_ : dict
+        The values used for the parameters given as "auto" (empty if none).
+    selection_results_ : dict or None
+        The cross-validation behind them: ``params`` (every candidate),
+        ``n_correct`` (hidden labelled points 1-NN got right), ``margin``
+        (summed 1-NN margins) and ``n_hidden``; None when nothing was
+        cross-validated.
     kernel_pca_ : KernelPCAMap or None
     n_iter_ : int
         1.
@@ -165,7 +196,7 @@ class SpectralSSDR(EmbeddingEstimator):
     annotation_kinds = ("labels", "must_link", "cannot_link")
 
     def __init__(self, n_components=2, *, label_cost="lfda", neighbor_cost="local_scaling",
-                 gamma=1.0, hadamard_power=1.0, n_neighbors=7, bandwidth=None,
+                 gamma=AUTO, hadamard_power=AUTO, n_neighbors=7, bandwidth=None,
                  gamma_scale="relative", beta=0.0, constraint="label+neighbor", reg=1e-3,
                  kernel=None, kernel_params=None, axis_scaling="constraint"):
         _store_arguments(self, locals())
@@ -183,8 +214,8 @@ class SpectralSSDR(EmbeddingEstimator):
             check_option(label_cost, "label_cost", costs.LABEL_COSTS)
         if s["neighbor_cost"] is not None:
             check_option(s["neighbor_cost"], "neighbor_cost", costs.NEIGHBOR_COSTS)
-        beta = check_number(s["beta"], "beta", low=0, high=1)
-        if label_cost is None and s["neighbor_cost"] is None and beta < 1:
+        beta = _auto_or(s["beta"], lambda v: check_number(v, "beta", low=0, high=1))
+        if label_cost is None and s["neighbor_cost"] is None and beta != 1:
             raise ValueError("label_cost=None and neighbor_cost=None leave nothing to "
                              "optimize; choose a cost, or beta=1 for PCA.")
         n_neighbors = check_number(s["n_neighbors"], "n_neighbors", low=1, integer=True)
@@ -203,8 +234,8 @@ class SpectralSSDR(EmbeddingEstimator):
             check_number(s["bandwidth"], "bandwidth", low=0, low_open=True)
         return dict(n_components=n_components, label_cost=label_cost,
                     neighbor_cost=s["neighbor_cost"], n_neighbors=n_neighbors,
-                    gamma=GAMMA.validate(s["gamma"]),
-                    hadamard_power=HADAMARD_POWER.validate(s["hadamard_power"]),
+                    gamma=_auto_or(s["gamma"], GAMMA.validate),
+                    hadamard_power=_auto_or(s["hadamard_power"], HADAMARD_POWER.validate),
                     gamma_scale=check_option(s["gamma_scale"], "gamma_scale", GAMMA_SCALES),
                     beta=beta, reg=check_number(s["reg"], "reg", low=0),
                     constraint=check_option(s["constraint"], "constraint", CONSTRAINTS),
@@ -258,11 +289,19 @@ class SpectralSSDR(EmbeddingEstimator):
             if init.shape != (n, s["n_components"]):
                 raise ValueError(f"init must have shape (n_samples, n_components) = "
                                  f"{(n, s['n_components'])}; got {init.shape}.")
-        return SpectralRun(coords, name=type(self).__name__, labels=labels, must_links=must,
-                           cannot_links=cannot, neighbor_graph=neighbor_graph, scales=scales,
-                           init=init,
-                           feature_map=(mean, basis, kernel_map),
-                           **{k: v for k, v in s.items() if k != "neighbor_cost"})
+        auto = [name for name in selection.DEFAULTS if s[name] == AUTO]
+        fixed = {k: v for k, v in s.items() if k != "neighbor_cost" and k not in auto}
+        run = SpectralRun(coords, name=type(self).__name__, labels=labels, must_links=must,
+                          cannot_links=cannot, neighbor_graph=neighbor_graph, scales=scales,
+                          init=init, feature_map=(mean, basis, kernel_map),
+                          **{name: selection.DEFAULTS[name] for name in auto}, **fixed)
+        run.selected_params = {name: selection.DEFAULTS[name] for name in auto}
+        run.selection_results = None
+        effective = [name for name in auto if _has_effect(name, s)]
+        if effective:
+            chosen, run.selection_results = run.select_parameters(effective)
+            run.selected_params.update(chosen)
+        return run
 
     def _store_fitted(self, run):
         mean, basis, kernel_map = run.feature_map
@@ -275,6 +314,8 @@ class SpectralSSDR(EmbeddingEstimator):
         self.constraint_ridge_ = run.ridge
         self.neighbor_weight_ = run.neighbor_weight
         self.constraint_weight_ = run.constraint_weight
+        self.selected_params_ = dict(run.selected_params)
+        self.selection_results_ = run.selection_results
         self.n_iter_ = run.iteration
         self.history_ = run.history
         self._n_features_out = self.embedding_.shape[1]

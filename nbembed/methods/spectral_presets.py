@@ -7,7 +7,7 @@ fixed as class attributes and left out of its ``__init__``.
 
 from __future__ import annotations
 
-from .spectral import SpectralSSDR, _store_arguments
+from .spectral import AUTO, SpectralSSDR, _store_arguments
 from .spectral_run import GAMMA, HADAMARD_POWER
 
 _SEMI_SUPERVISED_LIVE = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
@@ -33,11 +33,12 @@ class _Preset(SpectralSSDR):
 
 
 class _SemiSupervisedPreset(_Preset):
-    """A label cost plus gamma times the neighbourhood cost; both weights live."""
+    """A label cost plus gamma times the neighbourhood cost; both weights live, and
+    chosen by cross-validation on the labelled points unless given."""
 
     live_parameters = _SEMI_SUPERVISED_LIVE
 
-    def __init__(self, n_components=2, *, gamma=1.0, hadamard_power=1.0, n_neighbors=7,
+    def __init__(self, n_components=2, *, gamma=AUTO, hadamard_power=AUTO, n_neighbors=7,
                  neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
                  constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
                  axis_scaling="constraint"):
@@ -106,7 +107,9 @@ class SSMFA(_SemiSupervisedPreset):
 class LPP(_Preset):
     """Locality preserving projections: C = C^u, B = D_{C^u}; no labels.
 
-    With ``hadamard_power`` > 1 this is the paper's LPP*. Parameters as in
+    With ``hadamard_power`` > 1 this is the paper's LPP*; ``hadamard_power="auto"``
+    with labels ``y`` (-1 for unlabelled points) chooses it by cross-validation
+    on the labelled points, as the paper tuned LPP*. Parameters as in
     :class:`SpectralSSDR`; the default neighbourhood cost is He & Niyogi's
     heat kernel.
     """
@@ -158,7 +161,8 @@ class SELF(_Preset):
 
     Cost (1 - beta) S_lw + beta I, constraint (1 - beta) S_lb + beta S_t
     (S_t the total scatter of labelled and unlabelled points). beta = 0 is
-    LFDA, beta = 1 PCA. The identity makes it depend on the scale of X, as in
+    LFDA, beta = 1 PCA; "auto" (the default) chooses it by cross-validation on
+    the labelled points. The identity makes it depend on the scale of X, as in
     Sugiyama's definition. Parameters as in :class:`SpectralSSDR`.
     """
 
@@ -166,7 +170,7 @@ class SELF(_Preset):
     live_parameters = {}
     annotation_kinds = ("labels",)
 
-    def __init__(self, n_components=2, *, beta=0.5, reg=1e-3, kernel=None, kernel_params=None,
+    def __init__(self, n_components=2, *, beta=AUTO, reg=1e-3, kernel=None, kernel_params=None,
                  axis_scaling="constraint"):
         _store_arguments(self, locals())
 

@@ -18,7 +18,7 @@ from ..affinity import knn_graphs
 from ..affinity.constraints import spectral_link_pairs
 from ..optim import LiveParameter, Run
 from ..optim.callbacks import call_all
-from ..spectral import costs, solver
+from ..spectral import costs, selection, solver
 
 GAMMA = LiveParameter("gamma", 0.0, math.inf, (0.0, 5.0), 0.05,
                       "Weight of the neighbourhood cost (unlabelled data) against the label "
@@ -191,6 +191,7 @@ class SpectralRun(Run):
         built = self._label_cost(labels, must, cannot)
         with _config.KERNEL_LOCK:
             self.labels = labels
+            self._links = (must, cannot)
             self._label, self._M_label, self._label_scatter = built
             if self.iteration:
                 self._solve()
@@ -209,7 +210,52 @@ class SpectralRun(Run):
 
     def _set_labels(self, labels, must, cannot):
         self.labels = labels
+        self._links = (must, cannot)
         self._label, self._M_label, self._label_scatter = self._label_cost(labels, must, cannot)
+
+    def select_parameters(self, names):
+        """Choose ``names`` by cross-validation on the labelled points; set and return them.
+
+        Candidates come from :func:`nbembed.spectral.selection.candidate_grid`
+        and are scored by :func:`nbembed.spectral.selection.cross_validate`
+        (hide a fold of the labels, solve, predict the hidden points by 1-NN).
+        The run keeps its labels and is left unsolved as it was.
+
+        Parameters
+        ----------
+        names : iterable of str
+            Among "gamma", "hadamard_power" and "beta".
+
+        Returns
+        -------
+        chosen : dict
+            The values set; the defaults of
+            :data:`nbembed.spectral.selection.DEFAULTS` when too few points are
+            labelled to hide any.
+        results : dict
+            Every candidate's score (see ``cross_validate``).
+        """
+        labels = self.labels
+        must, cannot = self._links
+
+        def set_labels(hidden):
+            self._set_labels(hidden, must, cannot)
+
+        def solve(candidate):
+            for name, value in candidate.items():
+                setattr(self, name, value)
+            return self.X @ self._axes(*self._matrices())[0].T
+
+        candidates = selection.candidate_grid(names, self.X.shape[1])
+        with _config.KERNEL_LOCK:
+            try:
+                best, results = selection.cross_validate(solve, set_labels, labels, candidates)
+            finally:
+                self._set_labels(labels, must, cannot)
+            chosen = best if best is not None else {n: selection.DEFAULTS[n] for n in names}
+            for name, value in chosen.items():
+                setattr(self, name, value)
+        return chosen, results
 
     def _neighbor_forms(self):
         """(Laplacian form, degree form, weighted scatter) of (C^u)^(o r), cached by r."""
@@ -250,11 +296,17 @@ class SpectralRun(Run):
             M_B = (1.0 - self.beta) * M_B + self.beta * costs.scatter(self.X)
         return M_C, M_B
 
-    def _solve(self):
-        M_C, M_B = self._matrices()
+    def _axes(self, M_C, M_B):
+        """The solution A (n_components, r), scaled as ``axis_scaling`` says, its
+        eigenvalues and the ridge."""
         A, mu, eps = solver.solve(M_C, M_B, self.n_components, self.reg)
         if self.axis_scaling == "unit":
             A = A / np.linalg.norm(A, axis=1, keepdims=True)
+        return A, mu, eps
+
+    def _solve(self):
+        M_C, M_B = self._matrices()
+        A, mu, eps = self._axes(M_C, M_B)
         Z = self.X @ A.T
         signs = solver.align(Z, self._Z) if self.iteration else solver.orient(Z)
         self.components = A * signs[:, None]

@@ -1,0 +1,171 @@
+"""Choosing gamma, the Hadamard power and SELF's beta from the labelled points alone.
+
+A semi-supervised learner's weights are chosen by cross-validation on the
+labelled points: each fold's labels are hidden, the learner is solved with the
+others, and a 1-NN classifier on the remaining labelled points predicts the
+hidden ones. The candidate with the most hidden points right wins. With a few
+labels many candidates tie, and the ties go, in this order, to
+
+1. the candidate that leans least on the labels (larger gamma, larger beta):
+   a handful of labels is a noisier guide than the neighbourhoods of all
+   points;
+2. the larger summed 1-NN margin (how much nearer the nearest same-class
+   labelled point is than the nearest other-class one);
+3. the candidate nearest the defaults (gamma = 1, r = 1, beta = 0.5).
+
+The rule was compared with others on the shared benchmark sets; see
+docs/spectral.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+#: Candidate values, from the labels toward the neighbourhoods of all points.
+#: Up to gamma = 1000, where the semi-supervised learners come close to LPP*,
+#: so the selection can fall back to the unsupervised learner.
+GAMMAS = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+POWERS = (1.0, 2.0, 4.0)
+BETAS = (0.1, 0.3, 0.5, 0.7, 0.9)
+#: Smaller grids where one solve is expensive (the KPCA trick on many points).
+SMALL_GAMMAS = (0.1, 1.0, 10.0)
+SMALL_POWERS = (1.0, 4.0)
+#: Above this many coordinates (kernel PCA components) the small grids are used.
+SMALL_GRID_ABOVE = 500
+
+#: Parameters that move a learner from the labels toward the structure of all
+#: points: the neighbourhood cost's weight and SELF's weight of PCA.
+TOWARD_ALL_POINTS = ("gamma", "beta")
+#: Remaining ties go to the candidate closest to these (in log scale); they are
+#: also the values used when there are too few labels to cross-validate.
+DEFAULTS = dict(gamma=1.0, hadamard_power=1.0, beta=0.5)
+
+N_FOLDS = 5
+#: Hidden points whose margins are computed at once (bounds the distance block).
+MARGIN_BLOCK = 256
+
+
+def candidate_grid(names, n_coordinates):
+    """Every combination of candidate values for the parameters ``names``.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Among "gamma", "hadamard_power" and "beta".
+    n_coordinates : int
+        The learner's input dimension; above :data:`SMALL_GRID_ABOVE` the small
+        grids are used for gamma and the Hadamard power.
+
+    Returns
+    -------
+    list of dict
+        Ordered so that candidates sharing a Hadamard power are adjacent.
+    """
+    small = n_coordinates > SMALL_GRID_ABOVE
+    values = dict(hadamard_power=SMALL_POWERS if small else POWERS,
+                  gamma=SMALL_GAMMAS if small else GAMMAS, beta=BETAS)
+    ordered = [name for name in ("hadamard_power", "gamma", "beta") if name in set(names)]
+    return [dict(zip(ordered, combo))
+            for combo in itertools.product(*(values[name] for name in ordered))]
+
+
+def cv_folds(y, labelled, n_folds=N_FOLDS):
+    """Folds of labelled points whose hiding leaves two labelled points per class.
+
+    Each class's points are dealt round-robin to the folds; a class with
+    fewer than three labelled points, or one that a fold would leave with
+    fewer than two, is never hidden.
+
+    Returns
+    -------
+    list of ndarray of int
+        The non-empty folds; empty when no class can be hidden.
+    """
+    folds = [[] for _ in range(n_folds)]
+    for c in np.unique(y[labelled]):
+        members = labelled[y[labelled] == c]
+        per_fold = -(-members.size // n_folds)
+        if members.size < 3 or members.size - per_fold < 2:
+            continue
+        for i, point in enumerate(members):
+            folds[i % n_folds].append(point)
+    return [np.array(f, dtype=np.int64) for f in folds if f]
+
+
+def one_nn_margins(Z, y, train, test):
+    """Per test point, (d_other - d_same) / (d_other + d_same) in [-1, 1].
+
+    d_same and d_other are the distances to the nearest training point of the
+    same and of another class; the margin is positive exactly when 1-NN is
+    right, and says by how much. Ratios of distances do not change when the
+    whole embedding is rescaled.
+    """
+    margins = np.empty(len(test))
+    train_Z, train_y = Z[train], y[train]
+    train_sq = np.einsum("ij,ij->i", train_Z, train_Z)
+    for start in range(0, len(test), MARGIN_BLOCK):
+        block = test[start:start + MARGIN_BLOCK]
+        block_Z = Z[block]
+        sq = (np.einsum("ij,ij->i", block_Z, block_Z)[:, None] + train_sq[None, :]
+              - 2.0 * block_Z @ train_Z.T)
+        d = np.sqrt(np.maximum(sq, 0.0))
+        same = y[block][:, None] == train_y[None, :]
+        d_same = np.where(same, d, np.inf).min(axis=1)
+        d_other = np.where(same, np.inf, d).min(axis=1)
+        total = d_same + d_other
+        margins[start:start + len(block)] = np.where(
+            np.isfinite(total) & (total > 0),
+            (d_other - d_same) / np.where(np.isfinite(total) & (total > 0), total, 1.0), 0.0)
+    return margins
+
+
+def selection_key(candidate, n_correct, margin):
+    """Sort key of a candidate: larger is better (see the module docstring)."""
+    toward_all = sum(np.log(candidate[name]) for name in TOWARD_ALL_POINTS if name in candidate)
+    to_default = sum(abs(np.log(value / DEFAULTS[name])) for name, value in candidate.items())
+    return (n_correct, toward_all, margin, -to_default)
+
+
+def cross_validate(solve, set_labels, labels, candidates):
+    """Score every candidate by hiding each fold of the labelled points in turn.
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(candidate)`` returns the embedding (n, d) with those values.
+    set_labels : callable
+        ``set_labels(labels)`` makes the learner use these labels (-1 hidden).
+    labels : ndarray of int (n,)
+        All labels, -1 for unlabelled points.
+    candidates : list of dict
+
+    Returns
+    -------
+    best : dict or None
+        The chosen candidate; None when too few points are labelled to hide
+        any (see :func:`cv_folds`).
+    results : dict
+        ``params``, ``n_correct``, ``margin`` (one entry per candidate) and
+        ``n_hidden``, the labelled points hidden once each.
+    """
+    labelled = np.flatnonzero(labels >= 0)
+    folds = cv_folds(labels, labelled)
+    n_correct = np.zeros(len(candidates))
+    margin = np.zeros(len(candidates))
+    for fold in folds:
+        hidden = labels.copy()
+        hidden[fold] = -1
+        set_labels(hidden)
+        train = np.setdiff1d(labelled, fold)
+        for i, candidate in enumerate(candidates):
+            margins = one_nn_margins(solve(candidate), labels, train, fold)
+            n_correct[i] += np.count_nonzero(margins > 0)
+            margin[i] += margins.sum()
+    results = dict(params=[dict(c) for c in candidates], n_correct=n_correct.astype(int),
+                   margin=margin, n_hidden=int(sum(len(f) for f in folds)))
+    if not folds:
+        return None, results
+    keys = [selection_key(c, n_correct[i], margin[i]) for i, c in enumerate(candidates)]
+    return dict(candidates[max(range(len(candidates)), key=keys.__getitem__)]), results

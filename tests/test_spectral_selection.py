@@ -1,0 +1,111 @@
+"""gamma, the Hadamard power and beta chosen by cross-validation on the labelled points."""
+
+import numpy as np
+import pytest
+
+from nbembed import LPP, SELF, SSDNE, SSLFDA
+from nbembed.spectral import selection
+
+
+@pytest.fixture
+def two_moons_like():
+    """Two elongated classes side by side, 12 labelled points."""
+    rng = np.random.default_rng(3)
+    t = rng.uniform(-3, 3, 300)
+    X = np.column_stack([t, np.where(np.arange(300) < 150, 0.0, 1.0) + 0.08 * rng.normal(size=300),
+                         0.3 * rng.normal(size=300)])
+    y = (np.arange(300) >= 150).astype(int)
+    partial = np.full(300, -1)
+    labelled = np.concatenate([rng.choice(150, 6, replace=False),
+                               150 + rng.choice(150, 6, replace=False)])
+    partial[labelled] = y[labelled]
+    return X, y, partial
+
+
+def test_folds_deal_each_class_round_robin_and_keep_two_per_class():
+    y = np.array([0] * 7 + [1] * 2 + [2] * 4)
+    folds = selection.cv_folds(y, np.arange(len(y)))
+    hidden = np.concatenate(folds)
+    assert len(hidden) == len(set(hidden.tolist()))
+    assert set(y[hidden].tolist()) == {0, 2}  # two points of class 1 cannot be hidden
+    assert all(np.sum(y[np.setdiff1d(np.arange(13), f)] == c) >= 2 for f in folds for c in (0, 2))
+    assert selection.cv_folds(np.array([0, 0, 1, 1]), np.arange(4)) == []
+
+
+def test_margins_match_a_direct_computation():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(700, 3))
+    y = rng.integers(0, 3, 700)
+    train, test = np.arange(0, 400), np.arange(400, 700)
+    d = np.linalg.norm(Z[test][:, None] - Z[train][None], axis=2)
+    same = y[test][:, None] == y[train][None]
+    d_same = np.where(same, d, np.inf).min(1)
+    d_other = np.where(same, np.inf, d).min(1)
+    expected = (d_other - d_same) / (d_other + d_same)
+    np.testing.assert_allclose(selection.one_nn_margins(Z, y, train, test), expected, atol=1e-9)
+    right = y[train][np.argmin(d, axis=1)] == y[test]
+    assert np.array_equal(selection.one_nn_margins(Z, y, train, test) > 0, right)
+
+
+def test_ties_go_to_the_candidate_leaning_least_on_the_labels():
+    key = selection.selection_key
+    assert key(dict(gamma=100.0), 5, 0.1) > key(dict(gamma=1.0), 5, 3.0)
+    assert key(dict(gamma=1.0), 6, 0.0) > key(dict(gamma=100.0), 5, 3.0)
+    assert key(dict(hadamard_power=1.0), 5, 1.0) > key(dict(hadamard_power=4.0), 5, 1.0)
+    assert key(dict(hadamard_power=4.0), 5, 1.5) > key(dict(hadamard_power=1.0), 5, 1.0)
+
+
+def test_the_grid_shrinks_for_large_problems():
+    full = selection.candidate_grid(["gamma", "hadamard_power"], 50)
+    small = selection.candidate_grid(["gamma", "hadamard_power"], 2000)
+    assert len(full) == 18 and len(small) == 6
+    assert [c["hadamard_power"] for c in full[:6]] == [1.0] * 6  # one power at a time
+    assert len(selection.candidate_grid(["beta"], 10)) == len(selection.BETAS)
+
+
+@pytest.mark.parametrize("estimator", [SSLFDA, SSDNE])
+def test_auto_picks_the_best_scored_candidate_and_records_it(two_moons_like, estimator):
+    X, y, partial = two_moons_like
+    model = estimator().fit(X, partial)
+    results = model.selection_results_
+    chosen = model.selected_params_
+    assert set(chosen) == {"gamma", "hadamard_power"}
+    assert results["n_hidden"] > 0
+    best = results["params"].index(chosen)
+    assert results["n_correct"][best] == results["n_correct"].max()
+    assert model.history_[-1]["gamma"] == chosen["gamma"]
+    fixed = estimator(**chosen).fit(X, partial)
+    np.testing.assert_allclose(model.embedding_, fixed.embedding_)
+    assert fixed.selected_params_ == {} and fixed.selection_results_ is None
+
+
+def test_auto_leaves_the_estimator_parameters_alone(two_moons_like):
+    X, _, partial = two_moons_like
+    model = SSDNE()
+    model.fit(X, partial)
+    assert model.get_params()["gamma"] == "auto"
+
+
+def test_too_few_labels_fall_back_to_the_defaults(two_moons_like):
+    X, y, _ = two_moons_like
+    partial = np.full_like(y, -1)
+    partial[[0, 1, 150, 151]] = y[[0, 1, 150, 151]]
+    model = SSDNE().fit(X, partial)
+    assert model.selected_params_ == {"gamma": 1.0, "hadamard_power": 1.0}
+    assert model.selection_results_["n_hidden"] == 0
+
+
+def test_self_and_lpp_choose_their_own_parameter(two_moons_like):
+    X, _, partial = two_moons_like
+    assert set(SELF().fit(X, partial).selected_params_) == {"beta"}
+    assert LPP().fit(X).selected_params_ == {}
+    star = LPP(hadamard_power="auto").fit(X, partial)
+    assert star.selected_params_["hadamard_power"] in selection.POWERS
+    assert LPP(hadamard_power="auto").fit(X).selected_params_ == {"hadamard_power": 1.0}
+
+
+@pytest.mark.parametrize("value", ["Auto", "best", None])
+def test_other_strings_are_refused(two_moons_like, value):
+    X, _, partial = two_moons_like
+    with pytest.raises((TypeError, ValueError), match="gamma"):
+        SSDNE(gamma=value).fit(X, partial)

@@ -289,7 +289,10 @@ class MbedRun(LineSearchRun):
     def _start_annealing(self):
         self.sne_embedding = self.embedding
         self.radius = embedding_radius(self.sne_embedding)
+        pinned = self._point_pins.indices
+        held = self._Yt[:, pinned]
         self._Yt[:] = ANNEAL_INIT_SCALE * self.radius * self._restart_noise
+        self._Yt[:, pinned] = held  # the restart leaves pinned points where they are
         self.anneal_step = 0
         slider = (round(0.5 * LAMBDA_END * self.radius, 3),
                   round(1.5 * LAMBDA_START * self.radius, 3))

@@ -1,5 +1,8 @@
 """Pinning and moving points in the runs of every gradient-based method."""
 
+import pathlib
+import re
+
 import numpy as np
 import pytest
 
@@ -375,3 +378,13 @@ def test_worker_restart_keeps_the_pins(data):
     smaller = ParametricEmbedding(random_state=0).prepare(data[2][:50])
     worker._carry_pins(old, smaller)
     assert smaller.pinned.size == 0 and "pinned points could not be kept" in warnings[0]
+
+
+# -- the documentation -------------------------------------------------------------------------
+def test_the_examples_of_docs_arrange_run():
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "arrange.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(blocks) == 4
+    namespace = {}
+    for block in blocks:   # one session: later examples use earlier names
+        exec(compile(block, str(page), "exec"), namespace)

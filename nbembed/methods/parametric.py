@@ -174,10 +174,7 @@ class ParametricEmbeddingRun(LineSearchRun):
 
     @property
     def _class_pins(self):
-        pins = self.__dict__.get("_classes_held")
-        if pins is None:
-            pins = self._classes_held = Pins(self._Phi.shape[0], "class")
-        return pins
+        return self._pins_kept("_classes_held", lambda: Pins(self._Phi.shape[0], "class"))
 
     def _class_variables(self):
         return self._Phi.T

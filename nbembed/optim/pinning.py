@@ -14,16 +14,21 @@ import numbers
 import numpy as np
 
 from .._validation import check_data
+from ..annotations.validation import check_indices as check_selection
 
 
 def check_indices(indices, n, *, name="indices", what="point"):
     """Validate indices of items among ``n``; return them as int64, in the given order.
 
+    As :func:`nbembed.annotations.validation.check_indices` (integers or a
+    boolean mask, in ``[0, n)``), with one index also accepted alone and no
+    item named twice: positions given with the indices pair up with them.
+
     Parameters
     ----------
-    indices : int or array-like of int
+    indices : int, array-like of int or boolean mask
     n : int
-        Number of items; valid indices are 0 ... n - 1.
+        Number of items.
     name, what : str
         The parameter and the kind of item, for the error messages.
 
@@ -34,30 +39,19 @@ def check_indices(indices, n, *, name="indices", what="point"):
     Raises
     ------
     TypeError
-        For indices that are not integers (booleans included).
+        For indices that are neither integers nor a boolean mask.
     ValueError
-        For indices out of range or repeated, or an array that is not 1-D.
+        For no indices, indices out of range or repeated, or more than one
+        dimension.
     """
     if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
         indices = [indices]
-    array = np.asarray(indices)
-    if array.size == 0:
-        return np.empty(0, dtype=np.int64)
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integer indices of {what}s; got dtype {array.dtype}. "
-                        f"For a boolean mask pass np.flatnonzero(mask).")
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of {what} indices; got shape "
-                         f"{array.shape}.")
-    bad = (array < 0) | (array >= n)
-    if np.any(bad):
-        raise ValueError(f"{name} must lie in [0, {n - 1}] (there are {n} {what}s); got "
-                         f"{array[bad][0]}.")
-    if np.unique(array).size != array.size:
-        values, counts = np.unique(array, return_counts=True)
+    array = check_selection(indices, n, name)
+    values, counts = np.unique(array, return_counts=True)
+    if np.any(counts > 1):
         raise ValueError(f"{name} must not repeat a {what}; {values[counts > 1][0]} appears "
                          f"{counts[counts > 1][0]} times.")
-    return array.astype(np.int64)
+    return array
 
 
 def check_positions(positions, count, dim, *, name="positions", what="point"):

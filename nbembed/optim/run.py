@@ -170,9 +170,15 @@ class ObjectiveRun(Run):
 
     @property
     def _point_pins(self):
-        pins = self.__dict__.get("_pins")
+        return self._pins_kept("_pins", lambda: Pins(self.n_samples, "point"))
+
+    def _pins_kept(self, attribute, make):
+        """The :class:`Pins` kept in ``attribute``, made by ``make()`` on first use
+        (the number of items is known once a subclass has its variables)."""
+        pins = self.__dict__.get(attribute)
         if pins is None:
-            pins = self._pins = Pins(self.n_samples, "point")
+            pins = make()
+            setattr(self, attribute, pins)
         return pins
 
     def _point_variables(self):

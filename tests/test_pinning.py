@@ -2,6 +2,7 @@
 
 import pathlib
 import re
+import time
 
 import numpy as np
 import pytest
@@ -390,6 +391,39 @@ def test_worker_restart_keeps_the_pins(data):
     smaller = ParametricEmbedding(random_state=0).prepare(data[2][:50])
     worker._carry_pins(old, smaller)
     assert smaller.pinned.size == 0 and "pinned points could not be kept" in warnings[0]
+
+
+def wait_for(condition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("condition not reached in time")
+
+
+def test_pins_hold_while_the_worker_steps_changes_and_restarts(data):
+    """A slider change and a restart through the Explorer's worker thread."""
+    X, y, _, Y0 = data
+    method = HSSNE(optimizer="gradient", **dict(SCHEDULE, max_iter=100000))
+    worker = RunWorker(lambda: method.prepare(X, y, init=Y0), on_step=lambda run, force: None,
+                       on_status=lambda status, error: None, on_warning=print)
+    worker.start()
+    try:
+        wait_for(lambda: worker.run is not None and worker.run.iteration > 5)
+        first = worker.run
+        first.pin(PINNED, Y0[PINNED] * 3.0)   # from the main thread, while it steps
+        pinned_at = first.iteration
+        worker.set_params(alpha=0.7)
+        wait_for(lambda: first.alpha == 0.7 and first.iteration > pinned_at + 20)
+        assert same_bits(first.embedding[PINNED], Y0[PINNED] * 3.0)
+        worker.restart()
+        wait_for(lambda: worker.run is not first and worker.run is not None
+                 and worker.run.iteration > 20)
+        assert worker.run.pinned.tolist() == PINNED.tolist()
+        assert same_bits(worker.run.embedding[PINNED], Y0[PINNED] * 3.0)
+    finally:
+        assert worker.stop(timeout=30)
 
 
 # -- the documentation -------------------------------------------------------------------------

@@ -204,11 +204,13 @@ def newton_object(p, r, Phi, log_prior, eta_r, tol, max_iter, logq, q, g, H, L, 
 
 
 @njit(**JIT_PARALLEL)
-def solve_objects(P, R, Phi, log_prior, eta_r, tol, max_iter, cost_parts, grad_parts,
+def solve_objects(P, R, Phi, log_prior, eta_r, tol, max_iter, frozen, cost_parts, grad_parts,
                   steps_total, steps_max):
     """Newton-solve every object (in place in R) and sum up what Phi needs.
 
     With ``max_iter = 0`` nothing moves: the sums are then those of the given R.
+    Objects with ``frozen[i]`` (pinned ones) are not moved either, but count in
+    the sums.
 
     Per chunk c: ``cost_parts[c]`` = sum of f_n, ``grad_parts[c]`` (K, d) =
     sum of (p_nk - q_nk)(phi_k - r_n), ``steps_total[c]`` and ``steps_max[c]``
@@ -232,8 +234,9 @@ def solve_objects(P, R, Phi, log_prior, eta_r, tol, max_iter, cost_parts, grad_p
         total = 0
         most = 0
         for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            steps, f = newton_object(P[i], R[i], Phi, log_prior, eta_r, tol, max_iter, logq, q,
-                                     g, H, L, mu, step, trial)
+            steps, f = newton_object(P[i], R[i], Phi, log_prior, eta_r, tol,
+                                     0 if frozen[i] else max_iter, logq, q, g, H, L, mu, step,
+                                     trial)
             cost += f
             total += steps
             if steps > most:
@@ -273,8 +276,10 @@ def membership(R, Phi, log_prior, Q):
             log_membership(R[i], Phi, log_prior, logq, Q[i])
 
 
-def solve(P, R, Phi, log_prior, eta_r, tol, max_iter):
+def solve(P, R, Phi, log_prior, eta_r, tol, max_iter, frozen=None):
     """Run :func:`solve_objects` and add up its chunk sums.
+
+    ``frozen`` (bool, n) marks objects left where they are; none by default.
 
     Returns
     -------
@@ -292,7 +297,9 @@ def solve(P, R, Phi, log_prior, eta_r, tol, max_iter):
     grad_parts = np.empty((n_chunks, K, d))
     steps_total = np.empty(n_chunks, dtype=np.int64)
     steps_max = np.empty(n_chunks, dtype=np.int64)
-    solve_objects(P, R, Phi, log_prior, float(eta_r), float(tol), int(max_iter), cost_parts,
-                  grad_parts, steps_total, steps_max)
+    if frozen is None:
+        frozen = np.zeros(n, dtype=np.bool_)
+    solve_objects(P, R, Phi, log_prior, float(eta_r), float(tol), int(max_iter), frozen,
+                  cost_parts, grad_parts, steps_total, steps_max)
     return (float(cost_parts.sum()), grad_parts.sum(axis=0), int(steps_total.sum()),
             int(steps_max.max(initial=0)))

@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 
 from .._validation import check_data, check_dense_allowed, check_number, \
     check_option, check_square_nonnegative
+from ..optim.pinning import check_indices
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
 #: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
@@ -32,8 +33,10 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     live_parameters: dict = {}
     annotation_kinds: tuple = ()
+    #: Whether ``fit`` takes ``pinned`` (runs of gradient-based methods pin points).
+    pinnable = True
 
-    def fit(self, X, y=None, *, annotations=None, init=None, callbacks=None):
+    def fit(self, X, y=None, *, annotations=None, init=None, pinned=None, callbacks=None):
         """Embed ``X`` and return the fitted estimator.
 
         Parameters
@@ -47,6 +50,10 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             Labels and constraints made by hand.
         init : ndarray (n_samples, n_components), optional
             Initial embedding; overrides the ``init`` parameter.
+        pinned : array-like of int, optional
+            Points that stay at their ``init`` positions (``init``, or the
+            ``init`` parameter, must then be an array); see
+            :meth:`~nbembed.optim.ObjectiveRun.pin`.
         callbacks : callable or list of callables, optional
             Called as ``callback(run)`` after each iteration; see
             :mod:`nbembed.optim.callbacks`.
@@ -55,7 +62,14 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         -------
         self
         """
+        if pinned is not None and not self.pinnable:
+            raise ValueError(f"{type(self).__name__} does not take pinned: it solves for the "
+                             f"whole embedding at once instead of moving points step by "
+                             f"step. Use a gradient-based method to pin points.")
+        pins = pinned_start(pinned, getattr(self, "init", None) if init is None else init)
         run = self.prepare(X, y, annotations=annotations, init=init)
+        if pins is not None:
+            run.pin(*pins)
         run.run(callbacks)
         self._store_fitted(run)
         warn_about_divergence(run)
@@ -70,9 +84,10 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.n_recoveries_ = getattr(run, "recoveries", 0)
         self._n_features_out = self.embedding_.shape[1]
 
-    def fit_transform(self, X, y=None, *, annotations=None, init=None, callbacks=None):
+    def fit_transform(self, X, y=None, *, annotations=None, init=None, pinned=None,
+                      callbacks=None):
         """Fit and return the embedding ``embedding_``."""
-        return self.fit(X, y, annotations=annotations, init=init,
+        return self.fit(X, y, annotations=annotations, init=init, pinned=pinned,
                         callbacks=callbacks).embedding_
 
     @classmethod
@@ -97,6 +112,35 @@ def warn_about_divergence(run):
                       f"good embedding each time, halving the step; the result may be poor. "
                       f"Use a smaller learning_rate (or the default 'auto').", RuntimeWarning,
                       stacklevel=3)
+
+
+def pinned_start(pinned, init):
+    """The indices and positions ``fit(pinned=...)`` pins, checked before any work.
+
+    Parameters
+    ----------
+    pinned : array-like of int or None
+    init : ndarray (n_samples, n_components), str or None
+        The start the pinned points keep.
+
+    Returns
+    -------
+    (indices, positions) or None
+        None when ``pinned`` is None.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Without an init array, or for indices out of range or repeated.
+    """
+    if pinned is None:
+        return None
+    if init is None or isinstance(init, str):
+        raise ValueError(f"pinned needs the positions of the pinned points: pass init as an "
+                         f"array of shape (n_samples, n_components); got init={init!r}.")
+    init = check_data(init, name="init")
+    indices = check_indices(pinned, init.shape[0], name="pinned")
+    return indices, init[indices]
 
 
 def enable_verbose_logging():

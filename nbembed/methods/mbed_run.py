@@ -117,7 +117,8 @@ class MbedRun(LineSearchRun):
     The schedule: ``n_iter_init`` iterations of SNE alone from N(0, 0.1^2);
     then the radius r of that embedding, a restart from N(0, (1e-3 r)^2) and
     ``n_anneal - 1`` annealing steps with lambda from 20 r down to 0.2 r,
-    sharing the remaining iterations. At the end of each step its embedding,
+    sharing the remaining iterations. The restart leaves pinned points
+    (:meth:`pin`) where they are. At the end of each step its embedding,
     memberships, lambda and margin criterion are kept.
 
     Live parameter ``lambda_``: a number holds lambda there (the schedule
@@ -289,7 +290,10 @@ class MbedRun(LineSearchRun):
     def _start_annealing(self):
         self.sne_embedding = self.embedding
         self.radius = embedding_radius(self.sne_embedding)
+        pinned = self._point_pins.indices
+        held = self._Yt[:, pinned]
         self._Yt[:] = ANNEAL_INIT_SCALE * self.radius * self._restart_noise
+        self._Yt[:, pinned] = held  # the restart leaves pinned points where they are
         self.anneal_step = 0
         slider = (round(0.5 * LAMBDA_END * self.radius, 3),
                   round(1.5 * LAMBDA_START * self.radius, 3))

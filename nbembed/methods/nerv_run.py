@@ -149,13 +149,16 @@ class NeRVRun(LineSearchRun):
         """Multiply the embedding by the factor that minimizes the current cost.
 
         Used on a PCA or random start, whose size is arbitrary whereas the
-        output widths are the input's.
+        output widths are the input's. Pinned points keep their positions.
         """
         Y0 = self._Yt.T.copy()
         with _config.KERNEL_LOCK:
             factor = best_scale(lambda Y: self.objective.value(np.ascontiguousarray(Y.T)),
                                 Y0, 1.0 / np.sqrt(self.objective.beta))
+            pinned = self._point_pins.indices
+            held = self._Yt[:, pinned]
             self._Yt *= factor
+            self._Yt[:, pinned] = held
             self._descent.reset()
         return factor
 

@@ -15,6 +15,12 @@ step is :class:`~nbembed.optim.descent.LineSearchDescent` with L-BFGS
 directions (:mod:`nbembed.optim.directions`) and the search of
 :mod:`nbembed.optim.line_search` with scipy's usual constants (``LINE_SEARCH``).
 One such round is one iteration of the run.
+
+Pinned objects (``run.pin``) are left out of the Newton solves; pinned classes
+(``run.pin_classes``) have their rows of dJ/dPhi zeroed, so the L-BFGS step
+moves only the free ones. Objects that are not pinned are solved exactly in
+every round: ``run.move`` of a free object only changes the start of its
+solve, which ends where its optimum for the current classes is.
 """
 
 from __future__ import annotations
@@ -36,8 +42,9 @@ from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, Para
 from ..optim import LineSearchRun
 from ..optim.directions import LBFGS
 from ..optim.line_search import WolfeSettings
+from ..optim.pinning import Pins
 from ..posteriors import check_posteriors, check_priors
-from ._base import EmbeddingEstimator, enable_verbose_logging
+from ._base import EmbeddingEstimator, enable_verbose_logging, pinned_start
 
 logger = logging.getLogger("nbembed")
 
@@ -139,6 +146,51 @@ class ParametricEmbeddingRun(LineSearchRun):
         """J at the current positions (computed now if needed)."""
         with _config.KERNEL_LOCK:
             return self._objective()[0]
+
+    # -- pinned objects and classes --------------------------------------------
+    @property
+    def pinned_classes(self):
+        """Indices of the pinned classes, sorted, int64."""
+        return self._class_pins.indices.copy()
+
+    def pin_classes(self, indices, positions=None):
+        """Hold class positions still (at ``positions``, or where they are).
+
+        As :meth:`pin` for objects: ``indices`` are class indices and
+        ``positions`` has shape (len(indices), n_components). Returns self.
+        """
+        return self._hold(self._class_pins, self._class_variables, indices, positions,
+                          self._restart_descent)
+
+    def unpin_classes(self, indices=None):
+        """Let pinned classes move again (all of them by default). Returns self."""
+        return self._release(self._class_pins, indices, self._restart_descent)
+
+    def move_classes(self, indices, positions):
+        """Place classes (pinned or not) at ``positions``; the run continues from
+        there (the L-BFGS memory is cleared). Returns self."""
+        return self._place(self._class_pins, self._class_variables, indices, positions,
+                           self._restart_descent)
+
+    @property
+    def _class_pins(self):
+        return self._pins_kept("_classes_held", lambda: Pins(self._Phi.shape[0], "class"))
+
+    def _class_variables(self):
+        return self._Phi.T
+
+    def _point_variables(self):
+        return self.objective.R.T
+
+    def _mask_variables(self, grad):
+        pinned = self._class_pins.indices
+        if pinned.size:
+            grad[pinned] = 0.0
+
+    def _pins_changed(self, indices):
+        self.objective.frozen[:] = False
+        self.objective.frozen[self._point_pins.indices] = True
+        self._restart_descent()
 
     # -- internals -----------------------------------------------------------
     def _objective(self):
@@ -355,7 +407,8 @@ class ParametricEmbedding(EmbeddingEstimator):
         return ParametricEmbeddingRun(objective, Phi0, tol=params["tol"],
                                       n_iter=params["max_iter"], annotations=annotations)
 
-    def fit(self, P, y=None, *, priors=None, annotations=None, init=None, callbacks=None):
+    def fit(self, P, y=None, *, priors=None, annotations=None, init=None, pinned=None,
+            callbacks=None):
         """Embed the objects and classes of ``P``; return the fitted estimator.
 
         Parameters
@@ -371,6 +424,9 @@ class ParametricEmbedding(EmbeddingEstimator):
             Soft labels blended into P.
         init : ndarray (n_samples, n_components), optional
             Starting object positions (see :meth:`prepare`).
+        pinned : array-like of int, optional
+            Objects that stay at their ``init`` positions (``init`` must then
+            be given); the classes and the other objects adapt to them.
         callbacks : callable or list of callables, optional
             Called as ``callback(run)`` after each round; True stops.
 
@@ -378,7 +434,10 @@ class ParametricEmbedding(EmbeddingEstimator):
         -------
         self
         """
+        pins = pinned_start(pinned, init)
         run = self.prepare(P, y, priors=priors, annotations=annotations, init=init)
+        if pins is not None:
+            run.pin(*pins)
         run.run(callbacks)
         self._store_fitted(run)
         if not run.converged and run.history and run.iteration >= run.n_iter:
@@ -389,10 +448,10 @@ class ParametricEmbedding(EmbeddingEstimator):
         return self
 
     def fit_transform(self, P, y=None, *, priors=None, annotations=None, init=None,
-                      callbacks=None):
+                      pinned=None, callbacks=None):
         """Fit and return the object positions ``embedding_``."""
         return self.fit(P, y, priors=priors, annotations=annotations, init=init,
-                        callbacks=callbacks).embedding_
+                        pinned=pinned, callbacks=callbacks).embedding_
 
     def transform(self, P):
         """Place new objects with the class positions fixed.

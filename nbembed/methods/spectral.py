@@ -194,6 +194,7 @@ class SpectralSSDR(EmbeddingEstimator):
 
     live_parameters = {"gamma": GAMMA, "hadamard_power": HADAMARD_POWER}
     annotation_kinds = ("labels", "must_link", "cannot_link")
+    pinnable = False
 
     def __init__(self, n_components=2, *, label_cost="lfda", neighbor_cost="local_scaling",
                  gamma=AUTO, hadamard_power=AUTO, n_neighbors=7, bandwidth=None,

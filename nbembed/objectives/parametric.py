@@ -7,7 +7,9 @@ mixture centred on the class positions phi_k. Given Phi, every object's
 problem is strictly convex and independent of the others, so the objective
 optimized over Phi is F(Phi) = min_R J(R, Phi): each evaluation solves R by
 damped Newton steps from the objects' current positions, and dF/dPhi is
-dJ/dPhi at the solved R (the envelope theorem). The kernels are in
+dJ/dPhi at the solved R (the envelope theorem). Pinned objects (``frozen``)
+are constants of F: the minimum is over the free objects only, and the
+envelope theorem holds as before. The kernels are in
 :mod:`nbembed._kernels.parametric`.
 """
 
@@ -63,6 +65,8 @@ class ParametricObjective(Objective):
     ----------
     evaluations, newton_steps : int
         Solves of R so far and the Newton steps they took (summed over objects).
+    frozen : ndarray of bool (n,)
+        Objects held where they are (pinned): F minimizes over the others only.
     """
 
     name = "Parametric Embedding"
@@ -77,6 +81,7 @@ class ParametricObjective(Objective):
         self.eta_phi = float(eta_phi)
         self.evaluations = 0
         self.newton_steps = 0
+        self.frozen = np.zeros(self.R.shape[0], dtype=np.bool_)
         self.P_given = P
         self.use_posteriors(P)
 
@@ -100,7 +105,7 @@ class ParametricObjective(Objective):
         """Solve R (in place) for Phi with at most ``max_newton`` Newton steps per
         object; return J, dJ/dPhi and the Newton steps taken."""
         cost, grad, steps, _ = kernels.solve(self.P, R, Phi, self.log_prior, self.eta_r,
-                                             NEWTON_TOL, max_newton)
+                                             NEWTON_TOL, max_newton, self.frozen)
         return (cost + self.eta_phi * float(np.sum(Phi ** 2)), grad + 2.0 * self.eta_phi * Phi,
                 steps)
 

@@ -6,6 +6,11 @@ A run follows the classic t-SNE schedule (:class:`~nbembed.optim.schedules.Early
 every update for non-finite values and, for the fixed-point optimizer,
 watches the cost: on divergence it restores the last good embedding, damps
 the step and carries on, so a user never sees NaN.
+
+Pinned points get a zero gradient and no momentum, so neither optimizer moves
+them. Without pins the embedding's mean is held where it is (at the origin
+after the first iteration, or where points moved by hand put it); pins fix the
+frame themselves, so then nothing is re-centred.
 """
 
 from __future__ import annotations
@@ -85,6 +90,7 @@ class EmbeddingRun(ObjectiveRun):
         self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
         self._good_Yt = self._Yt.copy()
         self._good_cost = None
+        self._centre = np.zeros((self._Yt.shape[0], 1))  # where the mean is held
 
     # -- state ---------------------------------------------------------------
     @property
@@ -120,9 +126,28 @@ class EmbeddingRun(ObjectiveRun):
         self._good_cost = None
 
     # -- internals -----------------------------------------------------------
+    def _point_variables(self):
+        return self._Yt
+
+    def _pins_changed(self, indices):
+        """Points were pinned, unpinned or placed: they start without momentum, their
+        gains afresh, and the mean is held where it now is."""
+        for velocity in (self._gradient_descent.velocity, self._fixed_point.velocity):
+            velocity[:, indices] = 0.0
+        self._gradient_descent.gains[:, indices] = 1.0
+        self._good_Yt[:, indices] = self._Yt[:, indices]
+        self._centre = self._Yt.mean(axis=1, keepdims=True)
+
+    def _moved(self, indices):
+        self._pins_changed(indices)
+        self._good_cost = None  # the cost changed by hand, not by divergence
+
     def _gradient(self, Yt, exaggeration, grad):
+        """The gradient the optimizers follow (pinned points' columns zero)."""
         self.objective.iteration = self.iteration
-        return self.objective.gradient(Yt, grad, exaggeration)
+        scales = self.objective.gradient(Yt, grad, exaggeration)
+        self._mask_pinned(grad)
+        return scales
 
     def _cost(self, Yt):
         self.objective.iteration = self.iteration
@@ -136,7 +161,8 @@ class EmbeddingRun(ObjectiveRun):
         else:
             self._gradient_descent.learning_rate = self._step_scale * phase.learning_rate
             self._gradient_descent.step(self._Yt, self._grad, phase.momentum)
-        self._Yt -= self._Yt.mean(axis=1, keepdims=True)
+        if not len(self._point_pins):
+            self._Yt -= self._Yt.mean(axis=1, keepdims=True) - self._centre
         if not np.all(np.isfinite(self._Yt)):
             self._recover("non-finite embedding")
         return {}

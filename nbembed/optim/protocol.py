@@ -13,7 +13,11 @@ this surface, so a new method appears in the widget without any change to it:
   dicts with at least ``iteration`` and ``cost``;
 - ``membership`` (class probabilities per point) and ``anchors`` (extra
   points drawn differently, such as Parametric Embedding's classes) are
-  optional views a method may provide.
+  optional views a method may provide;
+- ``pin(indices, positions=None)``, ``unpin(indices=None)``, ``move(indices,
+  positions)`` and ``pinned`` hold points still and place them by hand; every
+  gradient-based method's run has them (see
+  :class:`~nbembed.optim.run.ObjectiveRun`), callers check with ``hasattr``.
 
 Every public method of a run holds :data:`nbembed._config.KERNEL_LOCK` while
 it touches the state, so a worker thread stepping the run and the main thread

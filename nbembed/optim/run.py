@@ -3,8 +3,10 @@
 ``run = method.prepare(X, ...)`` builds one; ``run.step(n)`` advances it n
 iterations (the loop of :class:`~nbembed.optim.protocol.Run`);
 ``run.set_params(alpha=...)`` changes a live parameter and continues from the
-current embedding. :class:`ObjectiveRun` wires a run to its objective (name,
-live parameters, annotations, history rows); :class:`LineSearchRun` moves the
+current embedding; ``run.pin(indices)`` holds points still while the others
+keep optimizing. :class:`ObjectiveRun` wires a run to its objective (name,
+live parameters, annotations, history rows) and keeps its pinned points;
+:class:`LineSearchRun` moves the
 variables by line-search descent (NeRV, Mbed, Parametric Embedding); the SNE
 family's :class:`~nbembed.optim.embedding_run.EmbeddingRun` by momentum
 gradient steps or the fixed-point update.
@@ -20,6 +22,7 @@ import numpy as np
 
 from .. import _config
 from .descent import LineSearchDescent
+from .pinning import Pins, check_positions
 from .protocol import Run
 
 logger = logging.getLogger("nbembed")
@@ -99,9 +102,137 @@ class ObjectiveRun(Run):
             self._objective_changed()
         return self
 
+    # -- pinned points --------------------------------------------------------
+    @property
+    def pinned(self):
+        """Indices of the pinned points, sorted, int64."""
+        return self._point_pins.indices.copy()
+
+    def pin(self, indices, positions=None):
+        """Hold points still (at ``positions``, or where they are) while the others move.
+
+        A pinned point does not move at all (bit for bit) until it is
+        unpinned: its rows of the gradient the optimizer follows are zero
+        and its optimizer state (momentum, L-BFGS memory) is cleared. Pins
+        survive ``set_params`` and ``set_annotations``.
+
+        Parameters
+        ----------
+        indices : int or array-like of int
+            Points to pin (already pinned ones may be repeated across calls).
+        positions : array-like (len(indices), n_components), optional
+            Where to pin them; where they are now by default.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            For indices out of range or repeated, or positions of the wrong
+            shape or not finite; nothing changes.
+        """
+        return self._hold(self._point_pins, self._point_variables, indices, positions,
+                          self._pins_changed)
+
+    def unpin(self, indices=None):
+        """Let pinned points move again (all of them by default).
+
+        Indices that are not pinned are ignored. Returns self.
+        """
+        return self._release(self._point_pins, indices, self._pins_changed)
+
+    def move(self, indices, positions):
+        """Place points (pinned or not) at ``positions``; the run continues from there.
+
+        The optimizer forgets what would carry a stale step (the momentum of
+        the moved points, the L-BFGS memory), so no point jumps further than
+        a normal step at the next iteration. Moved pinned points stay pinned
+        at their new positions.
+
+        Parameters
+        ----------
+        indices : int or array-like of int
+        positions : array-like (len(indices), n_components)
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`pin`; nothing changes.
+        """
+        return self._place(self._point_pins, self._point_variables, indices, positions,
+                           self._moved)
+
+    @property
+    def _point_pins(self):
+        return self._pins_kept("_pins", lambda: Pins(self.n_samples, "point"))
+
+    def _pins_kept(self, attribute, make):
+        """The :class:`Pins` kept in ``attribute``, made by ``make()`` on first use
+        (the number of items is known once a subclass has its variables)."""
+        pins = self.__dict__.get(attribute)
+        if pins is None:
+            pins = make()
+            setattr(self, attribute, pins)
+        return pins
+
+    def _point_variables(self):
+        """The positions as the run moves them, shape (n_components, n_samples):
+        a view the pin methods write into."""
+        raise NotImplementedError(f"{type(self).__name__} does not support pinning.")
+
+    def _hold(self, pins, variables, indices, positions, changed):
+        """Pin ``indices`` of ``pins`` (items are the columns of ``variables()``)."""
+        indices = pins.check(indices)
+        if positions is not None:
+            positions = check_positions(positions, indices.size, variables().shape[0],
+                                        what=pins.what)
+        with _config.KERNEL_LOCK:
+            columns = variables()
+            if positions is None:
+                positions = columns[:, indices].T + 0.0
+            columns[:, indices] = positions.T
+            pins.add(indices)
+            changed(indices)
+        return self
+
+    def _release(self, pins, indices, changed):
+        indices = pins.indices if indices is None else pins.check(indices)
+        with _config.KERNEL_LOCK:
+            pins.remove(indices)
+            changed(indices)
+        return self
+
+    def _place(self, pins, variables, indices, positions, changed):
+        indices = pins.check(indices)
+        positions = check_positions(positions, indices.size, variables().shape[0],
+                                    what=pins.what)
+        with _config.KERNEL_LOCK:
+            variables()[:, indices] = positions.T
+            changed(indices)
+        return self
+
+    def _mask_pinned(self, grad):
+        """Zero the pinned points' columns of a gradient shaped (d, n), in place."""
+        pinned = self._point_pins.indices
+        if pinned.size:
+            grad[:, pinned] = 0.0
+        return grad
+
     # -- internals -----------------------------------------------------------
     def _objective_changed(self):
         """The objective's parameters or inputs changed (lock held)."""
+
+    def _pins_changed(self, indices):
+        """Points were pinned or unpinned (lock held): clear their optimizer state."""
+
+    def _moved(self, indices):
+        """Points were placed by hand (lock held): clear what would carry a stale step."""
 
     def _append_record(self, cost, **fields):
         """Add a row to ``history``: iteration, cost, the live parameters, ``fields``
@@ -123,6 +254,11 @@ class LineSearchRun(ObjectiveRun):
     gradients) and a strong Wolfe line search, taken only to finite points of
     lower cost. A change of the objective restarts the directions.
 
+    Pinned points (columns of ``x``, unless a run pins other variables) have
+    their gradient zeroed in every evaluation, so the directions, the memory
+    pairs and the line search live in the subspace of the free coordinates;
+    pinning, unpinning or moving points restarts the directions.
+
     Parameters
     ----------
     objective : Objective
@@ -138,8 +274,22 @@ class LineSearchRun(ObjectiveRun):
     def __init__(self, objective, x, directions, *, n_iter, **descent_options):
         super().__init__(objective, n_iter=n_iter)
         self._x = x
-        self._descent = LineSearchDescent(objective.line_search_function(x.shape),
+        self._descent = LineSearchDescent(self._masked(objective.line_search_function(x.shape)),
                                           x.reshape(-1), directions, **descent_options)
+
+    def _masked(self, fun):
+        """``fun`` with the gradient of the held variables zeroed (``_mask_variables``)."""
+        shape = self._x.shape
+
+        def masked(flat):
+            value = fun(flat)
+            self._mask_variables(value[1].reshape(shape))
+            return value
+        return masked
+
+    def _mask_variables(self, grad):
+        """Zero, in place, the gradient (shaped as ``x``) of the variables held still."""
+        self._mask_pinned(grad)
 
     @property
     def embedding(self):
@@ -158,9 +308,18 @@ class LineSearchRun(ObjectiveRun):
             self._descent.evaluate()
             return float(self._descent.f)
 
+    def _point_variables(self):
+        return self._x
+
     def _objective_changed(self):
+        self._restart_descent()
+
+    def _restart_descent(self, indices=None):
+        """Forget the directions' memory and the cost (lock held)."""
         self._descent.reset()
         self.converged = False
+
+    _pins_changed = _moved = _restart_descent
 
     def _iterate(self):
         """One line-search step; its cost evaluations and the length of the move.

@@ -275,8 +275,9 @@ class RunWorker:
             # Neighbourhoods, the start and (the first time ever) compiling the
             # kernels: seconds during which no iteration is counted.
             self._set_status("preparing")
-            self.run = None
+            old, self.run = self.run, None
             self.run = self._prepare()
+            self._carry_pins(old, self.run)
             self._budget = 0
             self._sizer.reset()
             self._on_step(self.run, True)
@@ -306,6 +307,22 @@ class RunWorker:
             # sized for the old cost.
             self._sizer.reset()
             self._on_step(run, True)
+
+    #: (indices, pin method, positions) of what a run may hold pinned.
+    PINS = (("pinned", "pin", "embedding"), ("pinned_classes", "pin_classes", "anchors"))
+
+    def _carry_pins(self, old, new):
+        """Pin in the restarted run what was pinned in the old one, where it was."""
+        if old is None:
+            return
+        for indices, pin, positions in self.PINS:
+            held = getattr(old, indices, None)
+            if held is None or not len(held):
+                continue
+            try:
+                getattr(new, pin)(held, getattr(old, positions)[held])
+            except (AttributeError, *REJECTED) as err:
+                self._on_warning(f"The pinned points could not be kept over the restart: {err}")
 
     def _step(self):
         run = self.run

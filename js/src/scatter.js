@@ -50,7 +50,7 @@ export function toColumns(xy, anchors, codes) {
  * Draw calls are serialized (regl-scatterplot refuses a draw while one is
  * running): while one draw is in flight only the latest data waits.
  */
-export function createScatter(canvas, { width, height, onDraw, onSelect, onHover }) {
+export function createScatter(canvas, { width, height, onDraw, onSelect, onHover, onView }) {
   const plot = createScatterplot({
     canvas,
     width,
@@ -80,6 +80,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     plot.subscribe("deselect", () => onSelect?.([])),
     plot.subscribe("pointover", (i) => onHover?.(i < nPoints ? i : -1)),
     plot.subscribe("pointout", () => onHover?.(-1)),
+    plot.subscribe("view", () => onView?.()),
   ];
 
   const pump = () => {

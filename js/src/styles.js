@@ -34,6 +34,13 @@ export const CSS = `
   overflow: hidden;
 }
 .nbembed-plot canvas.nbembed-canvas { display: block; width: 100%; height: 100%; }
+.nbembed-plot canvas.nbembed-marks {
+  position: absolute;
+  inset: 0;
+  width: 100%;
+  height: 100%;
+  pointer-events: none;
+}
 .nbembed-plot svg {
   position: absolute;
   inset: 0;

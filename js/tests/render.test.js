@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 const fakeScatter = vi.hoisted(() => ({ instances: [] }));
 
 vi.mock("../src/scatter.js", () => ({
+  pointSizeFor: () => 4,
   createScatter: vi.fn((canvas, options) => {
     let positions = new Float32Array(0);
     const instance = {

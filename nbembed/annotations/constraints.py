@@ -160,6 +160,27 @@ class _Constraints:
         """
         return [g.copy() for g in self._must_link_groups]
 
+    def cannot_link_groups(self, include_pairs=False):
+        """The pairs of selections added with :meth:`add_cannot_link`.
+
+        Parameters
+        ----------
+        include_pairs : bool, default False
+            Also return each pair ``(i, j)`` added with
+            :meth:`add_cannot_link_pairs`, as the selections ``[i]`` and ``[j]``.
+
+        Returns
+        -------
+        list of (ndarray of int64, ndarray of int64)
+            The two selections of each cannot-link, sorted, in the order they
+            were added; no pair of points is materialized.
+        """
+        groups = [(a.copy(), b.copy()) for a, b in self._cannot_link_groups]
+        if include_pairs:
+            groups += [(p[:1].copy(), p[1:].copy()) for block in self._cannot_link_pairs
+                       for p in block]
+        return groups
+
     def must_link_pairs(self):
         """Every must-linked pair, from groups and explicit pairs.
 

@@ -28,6 +28,7 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from . import annotating, arguments, messages
+from .marks import constraint_marks
 from .controls import LiveControls
 from .frames import FrameStream
 from .precomputed import Precomputed
@@ -164,6 +165,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     annotation_count = traitlets.Int(0).tag(sync=True)
     annotation_summary = traitlets.Unicode("").tag(sync=True)
     pending_a = traitlets.Int(0).tag(sync=True)
+    _marks = binary_trait()  # labels and constraints per point (nbembed.widget.marks)
     # both ways
     _selection = binary_trait()
     params = traitlets.Dict().tag(sync=True)
@@ -214,7 +216,8 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
                        color_options=["label"] + (["user"] if colors is not None else []),
                        color_by="label" if colors is None else "user",
                        class_names=list(self.annotations.class_names),
-                       annotation_summary=annotating.describe(self.annotations))
+                       annotation_summary=annotating.describe(self.annotations),
+                       _marks=constraint_marks(self.annotations, self._labels))
         if hover_text is not None:
             initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
@@ -404,8 +407,10 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
             self._refresh_labels()
             count, summary = len(self._log), annotating.describe(self.annotations)
             names = list(self.annotations.class_names)
+            marks = constraint_marks(self.annotations, self._labels)
         with self._sync_lock, self.hold_sync():
             self.class_names = names
+            self._marks = marks
             self.annotation_count = count
             self.annotation_summary = summary
         self._worker.annotations_changed(self._annotation_snapshot)

@@ -206,7 +206,8 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
         self._embedding = None
         self._snapshot = None
         self._plane = PlaneView(check_option(view, "view", VIEWS))
-        self._user_coloring = None if colors is None else arguments.check_colors(colors, n)
+        self._user_colorings = {} if colors is None else \
+            {"user": arguments.check_colors(colors, n)}
         self._last_publish = -math.inf
         self.frames_sent = 0
         self.skipped_frames = 0

@@ -26,6 +26,10 @@ from .view import VIEWS, PlaneView, normalize
 #: frames are sent less often than ``frame_rate``.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
 
+#: Colourings from a run's class memberships: the most probable class, and its
+#: probability (how sure the method is of it).
+MEMBERSHIP_COLORINGS = ("predicted", "confidence")
+
 
 @dataclass
 class Snapshot:
@@ -45,6 +49,14 @@ def last_cost(history):
         if cost is not None and math.isfinite(cost):
             return float(cost)
     return None
+
+
+def _valid_membership(membership, n):
+    """``membership`` as an (n, K) float array, or None when it is not one."""
+    if membership is None:
+        return None
+    M = np.asarray(membership, dtype=np.float64)
+    return M if M.ndim == 2 and M.shape[0] == n and M.shape[1] > 0 else None
 
 
 class FrameStream(traitlets.HasTraits):
@@ -80,7 +92,9 @@ class FrameStream(traitlets.HasTraits):
             self._set_params_from_run(run.get_params())
         self._show_params_in_effect(run)
         anchors = run.anchors
-        membership = run.membership if self._has_membership else None
+        membership = run.membership
+        if membership is not None and not self._has_membership:
+            self._show_color_options(True)  # Mbed's memberships exist once λ does
         if anchors is not None and not np.all(np.isfinite(anchors)):
             anchors = None
         self._snapshot = Snapshot(Y, anchors, membership, int(run.iteration),
@@ -115,16 +129,31 @@ class FrameStream(traitlets.HasTraits):
                 self.cost = snap.cost
             self.frames_sent += 1
 
+    def _show_color_options(self, membership):
+        """Offer the colourings there is data for; ``membership``: whether the run
+        has class memberships now (once it had, they stay offered)."""
+        self._has_membership = self._has_membership or membership
+        options = ["label"] + (list(MEMBERSHIP_COLORINGS) if self._has_membership else []) \
+            + list(self._user_colorings)
+        with self._sync_lock, self.hold_sync():
+            self.color_options = options
+            if self.color_by not in options:
+                self.color_by = "label"
+
     def _coloring(self, snap):
         n_anchors = 0 if snap.anchors is None else len(snap.anchors)
-        if self.color_by == "user" and self._user_coloring is not None:
-            return palette.with_anchors(self._user_coloring, n_anchors, 0)
+        if self.color_by in self._user_colorings:
+            return palette.with_anchors(self._user_colorings[self.color_by], n_anchors, 0)
         labels = self._labels
-        if self.color_by == "predicted" and snap.membership is not None:
-            M = np.asarray(snap.membership, dtype=np.float64)
-            if M.ndim == 2 and M.shape[0] == self._n and M.shape[1] > 0:
-                ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
-                labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
+        M = _valid_membership(snap.membership, self._n)
+        if M is not None and self.color_by in MEMBERSHIP_COLORINGS:
+            ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
+            if self.color_by == "confidence":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    top = np.where(ok, M.max(axis=1) / M.sum(axis=1), np.nan)
+                return palette.with_anchors(palette.by_values(top, value_range=(0.0, 1.0)),
+                                            n_anchors, 0)
+            labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
         names = self._class_names_for(int(labels.max()) if labels.size else -1)
         coloring = palette.by_class(labels, names)
         return palette.with_anchors(coloring, n_anchors, len(names))

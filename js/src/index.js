@@ -6,7 +6,9 @@ import { createLegend, createParameters, createStatus, createToolbar } from "./c
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
 import { createMarksLayer } from "./overlay.js";
+import { createFileActions } from "./files.js";
 import { createScatter } from "./scatter.js";
+import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
 import { createTooltip } from "./tooltip.js";
 
@@ -127,7 +129,9 @@ function render({ model, el }) {
   });
 
   // --- controls ------------------------------------------------------------------
+  const files = createFileActions(model, disposer, { say, getScatter: () => scatter, marksCanvas: marksLayer.canvas });
   const toolbar = createToolbar(disposer, (action) => {
+    if (files.handle(action)) return;
     if (action === "fit") scatter.fit();
     else if (action === "lasso") {
       lassoMode = !lassoMode;
@@ -135,7 +139,11 @@ function render({ model, el }) {
     } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
     else model.send({ type: action });
   });
-  toolbar.element.append(marksLayer.toggle);
+  const search = createSearch(model, disposer, (found, query) => {
+    setSelection(found, true);
+    say(`${found.length} point(s) match "${query}" and are selected.`);
+  });
+  toolbar.element.append(search, marksLayer.toggle, files.input);
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),

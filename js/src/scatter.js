@@ -134,6 +134,10 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       if (selected.length) plot.select(selected, { preventEvent: true });
       else plot.deselect({ preventEvent: true });
     },
+    /** The plot as an ImageData (or a promise of one), as regl-scatterplot renders it. */
+    exportImage() {
+      return plot.export();
+    },
     /** Reset pan and zoom so that all points are in view. */
     fit() {
       plot.reset();

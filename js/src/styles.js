@@ -65,6 +65,9 @@ export const CSS = `
 .nbembed-inactive { opacity: 0.45; }
 .nbembed-legend-entry { display: flex; gap: 6px; align-items: center; }
 .nbembed-swatch { width: 10px; height: 10px; border-radius: 50%; flex: none; }
+.nbembed-colorbar-row { display: flex; gap: 6px; align-items: center; }
+.nbembed-colorbar { flex: 1; height: 10px; min-width: 60px; border: 1px solid #ccc; }
+.nbembed-toolbar input[type="search"] { width: 12em; }
 .nbembed-notice { color: var(--jp-ui-font-color2, #555); min-height: 1.4em; }
 .nbembed-error {
   grid-column: 1 / -1;

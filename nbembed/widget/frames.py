@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import traitlets
 
-from . import palette
+from . import arguments, palette
 from .traits import FLOAT32, UINT16, encode
 from .view import VIEWS, PlaneView, normalize
 
@@ -124,6 +124,7 @@ class FrameStream(traitlets.HasTraits):
                 self._codes = encode(coloring.codes, UINT16)
                 self.palette = coloring.palette
                 self.legend = coloring.legend
+                self.legend_continuous = coloring.continuous
                 self.view_note = self._plane.note
                 self.iteration = snap.iteration
                 self.cost = snap.cost
@@ -163,6 +164,39 @@ class FrameStream(traitlets.HasTraits):
         return names + [f"class {k}" for k in range(len(names), top + 1)]
 
     # ------------------------------------------------------------------ display settings
+    def color_by_values(self, name, values, show=True):
+        """Offer colouring the points by ``values`` under ``name`` (in the colour menu).
+
+        Parameters
+        ----------
+        name : str
+            The name in the menu; giving a name again replaces its values.
+        values : array-like (n_samples,)
+            One value per point, such as a pandas column: integers, strings
+            and booleans are categories (with a legend), floats a colour
+            ramp (with a colour bar); NaN is grey.
+        show : bool, default True
+            Colour by it now.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a name of a built-in colouring, or values of the wrong shape
+            or type (see the ``colors`` argument); nothing changes.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name must be a non-empty string; got {name!r}.")
+        if name in ("label",) + MEMBERSHIP_COLORINGS:
+            raise ValueError(f"{name!r} is a built-in colouring; choose another name.")
+        coloring = arguments.check_colors(values, self._n, name)
+        with self._sync_lock:
+            self._user_colorings[name] = coloring
+            self._show_color_options(False)
+            if show and self.color_by != name:
+                self.color_by = name
+            elif self.color_by == name:
+                self._publish()
+
     @traitlets.validate("color_by")
     def _valid_color_by(self, proposal):
         value = proposal["value"]

@@ -14,6 +14,8 @@ import { createTooltip } from "./tooltip.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const DEFAULT_SIZE = [640, 480];
+/** Below this width (px) of the widget, the side panel goes under the plot. */
+const NARROW_BELOW = 760;
 
 function render({ model, el }) {
   const disposer = new Disposer();
@@ -84,13 +86,24 @@ function render({ model, el }) {
     }),
   );
 
+  // The side panel goes under the plot when the widget is narrow; the plot
+  // takes the size it gets and keeps all points in view unless panned or zoomed.
+  const layout = (width) => {
+    const narrow = width < NARROW_BELOW;
+    root.classList.toggle("nbembed-narrow", narrow);
+    root.dataset.layout = narrow ? "narrow" : "wide";
+  };
   if (globalThis.ResizeObserver) {
-    const observer = new ResizeObserver(([entry]) => {
-      const { width: w, height: hgt } = entry.contentRect;
-      if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
+    const observer = new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        const { width: w, height: hgt } = entry.contentRect;
+        if (entry.target === root) layout(w);
+        else if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
+      }
       marksLayer.redraw();
     });
     observer.observe(plotEl);
+    observer.observe(root);
     disposer.add(() => observer.disconnect());
   }
 
@@ -168,6 +181,7 @@ function render({ model, el }) {
   root.dataset.frame = "0";
   root.dataset.version = "0";
   root.dataset.selected = "0";
+  root.dataset.layout = "wide";
 
   el.append(root);
   redraw();

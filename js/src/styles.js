@@ -6,8 +6,10 @@ export const CSS = `
   display: grid;
   grid-template-columns: minmax(0, 1fr) 230px;
   gap: 8px;
-  max-width: 1100px;
 }
+.nbembed-explorer.nbembed-narrow { grid-template-columns: minmax(0, 1fr); }
+.nbembed-narrow .nbembed-side { flex-direction: row; flex-wrap: wrap; }
+.nbembed-narrow .nbembed-side fieldset { flex: 1 1 220px; }
 .nbembed-explorer button, .nbembed-explorer select, .nbembed-explorer input {
   font: inherit;
 }
@@ -26,7 +28,7 @@ export const CSS = `
 .nbembed-status [data-role="status"] { font-weight: 600; }
 .nbembed-plot {
   position: relative;
-  height: 480px;
+  height: clamp(320px, 62vh, 1100px);
   min-width: 200px;
   border: 1px solid var(--jp-border-color2, #ddd);
   touch-action: none;

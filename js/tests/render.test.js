@@ -314,7 +314,7 @@ describe("render", () => {
     const file = new File(['{"format": "x"}'], "saved.json", { type: "application/json" });
     Object.defineProperty(input, "files", { value: [file], configurable: true });
     input.dispatchEvent(new Event("change"));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitFor(() => expect(model.sent.at(-1).content.type).toBe("import_annotations"));
     expect(model.sent.at(-1).content).toEqual({ type: "import_annotations", text: '{"format": "x"}' });
 
     const search = root.querySelector('input[data-role="search"]');

@@ -209,6 +209,7 @@ def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clu
     box = plot.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -200)
+    page.locator(f'{ROOT} button[data-action="fit"]').click()  # the zoom may hide the left half
     lasso(widget_page, ex, LEFT_HALF, with_button=True)
     result = page.evaluate("() => window.harness.unmount()")
     assert result["renderCleanupIsFunction"], "render must return a cleanup function"

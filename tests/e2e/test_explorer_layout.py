@@ -7,28 +7,10 @@ bare fake-model page (see test_explorer_page.py).
 
 import pytest
 
-from .conftest import WidgetPage, draw_lasso
-from .test_explorer_page import ROOT, mount_explorer, three_clusters
+from .conftest import draw_lasso
+from .test_explorer_page import ROOT, explorer_on_clusters, mount_explorer  # noqa: F401
 
 WHOLE_PLOT = [(0.005, 0.005), (0.995, 0.005), (0.995, 0.995), (0.005, 0.995)]
-
-
-@pytest.fixture
-def widget_page(browser_context):
-    wp = WidgetPage(browser_context)
-    yield wp
-    wp.page.close()
-
-
-@pytest.fixture
-def explorer():
-    from nbembed.widget import Explorer
-
-    Y, _ = three_clusters()
-    ex = Explorer(Y, method="precomputed", autostart=False)
-    ex.wait(timeout=30)
-    yield ex
-    ex.close()
 
 
 def mount_full_width(widget_page, ex):
@@ -55,7 +37,8 @@ def plot_box(page):
 
 @pytest.mark.parametrize("size", [(600, 1200), (600, 700), (1920, 1080)],
                          ids=["narrow-tall", "narrow", "full-hd"])
-def test_every_point_is_in_view_at_any_size(widget_page, explorer, size):
+def test_every_point_is_in_view_at_any_size(widget_page, explorer_on_clusters, size):
+    explorer = explorer_on_clusters[0]
     page = widget_page.page
     page.set_viewport_size({"width": size[0], "height": size[1]})
     mount_full_width(widget_page, explorer)
@@ -72,7 +55,8 @@ def test_every_point_is_in_view_at_any_size(widget_page, explorer, size):
     assert widget_page.errors == []
 
 
-def test_resizing_refits_the_plot(widget_page, explorer):
+def test_resizing_refits_the_plot(widget_page, explorer_on_clusters):
+    explorer = explorer_on_clusters[0]
     page = widget_page.page
     page.set_viewport_size({"width": 1400, "height": 900})
     mount_full_width(widget_page, explorer)

@@ -11,16 +11,9 @@ kernel would. This checks the codecs, lasso geometry and cleanup in seconds.
 import numpy as np
 import pytest
 
-from .conftest import WidgetPage, draw_lasso
+from .conftest import draw_lasso
 
 ROOT = ".nbembed-explorer"
-
-
-@pytest.fixture(scope="module")
-def widget_page(browser_context):
-    wp = WidgetPage(browser_context)
-    yield wp
-    wp.page.close()
 
 
 # ------------------------------------------------------------------ harness

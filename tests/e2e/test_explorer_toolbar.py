@@ -15,15 +15,7 @@ import pytest
 
 from nbembed import Annotations
 
-from .conftest import WidgetPage
 from .test_explorer_page import ROOT, mount_explorer, three_clusters
-
-
-@pytest.fixture(scope="module")
-def widget_page(browser_context):
-    wp = WidgetPage(browser_context)
-    yield wp
-    wp.page.close()
 
 
 @pytest.fixture

@@ -44,6 +44,7 @@ describe("constraint marks", () => {
     expect([marks.nGroups, marks.nLabelled, marks.count]).toEqual([1, 2, 1]);
     expect(marks.cannotOf.get(0)).toEqual([0]);
     expect(marks.cannotOf.get(5)).toEqual([1]);
+    expect(Array.from(marks.groupMembers.subarray(marks.groupStart[1], marks.groupStart[2]))).toEqual([2, 3]);
     expect(decodeMarks(new Uint32Array(0), N)).toBe(null);
   });
 

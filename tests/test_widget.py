@@ -337,7 +337,7 @@ def test_predicted_classes_and_anchors(make_explorer):
     ex = make_explorer(X=np.zeros((30, 2)), method=FakeMethod(classes=3))
     ex.pause()
     ex.wait()
-    assert ex.color_options == ["label", "predicted"]
+    assert ex.color_options == ["label", "predicted", "confidence"]
     ex.color_by = "predicted"
     codes = decode(ex._codes, UINT16).tolist()
     assert codes == [i % 3 for i in range(30)] + [0, 1, 2]  # anchors take their class colour

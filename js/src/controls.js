@@ -8,6 +8,9 @@ export const BUTTONS = [
   ["fit", "Fit", "Reset pan and zoom to show all points"],
   ["lasso", "Lasso", "Drag on the plot to select points (or hold Shift while dragging)"],
   ["clear-selection", "Clear selection", "Deselect all points"],
+  ["export", "Export", "Download the annotations as a JSON file"],
+  ["import", "Import", "Add the annotations of a JSON file (Undo reverts it)"],
+  ["png", "PNG", "Save the plot as a PNG image"],
 ];
 export const VIEWS = ["first-two", "pca", "class-plane"];
 
@@ -165,7 +168,17 @@ export function createParameters(model, disposer) {
   return element;
 }
 
-/** Colour-by and view selects, and the legend. */
+/** A colour bar for the codes `low..high` of `colors`, with its end values. */
+export function colorBar(colors, low, high) {
+  const stops = colors.slice(low.code, high.code + 1);
+  return h("div", { className: "nbembed-colorbar-row", "data-role": "colorbar" }, [
+    low.name,
+    h("span", { className: "nbembed-colorbar", style: { background: `linear-gradient(to right, ${stops.join(", ")})` } }),
+    high.name,
+  ]);
+}
+
+/** Colour-by and view selects, and the legend (a colour bar for continuous values). */
 export function createLegend(model, disposer) {
   const colorBy = h("select", { "data-role": "color-by", title: "Colour points by" });
   const view = h("select", { "data-role": "view", title: "2-D view of the embedding" });
@@ -189,8 +202,13 @@ export function createLegend(model, disposer) {
     viewRow.hidden = (model.get("n_components") ?? 2) <= 2;
     note.textContent = model.get("view_note") ?? "";
     const colors = model.get("palette") ?? [];
+    const legend = model.get("legend") ?? [];
+    if (model.get("legend_continuous") && legend.length === 2) {
+      entries.replaceChildren(colorBar(colors, legend[0], legend[1]));
+      return;
+    }
     entries.replaceChildren(
-      ...(model.get("legend") ?? []).map((entry) =>
+      ...legend.map((entry) =>
         h("div", { className: "nbembed-legend-entry" }, [
           h("span", { className: "nbembed-swatch", style: { background: colors[entry.code] ?? "#999" } }),
           entry.count >= 0 ? `${entry.name} (${entry.count})` : entry.name,
@@ -206,7 +224,7 @@ export function createLegend(model, disposer) {
     model.set("view", view.value);
     model.save_changes();
   });
-  for (const name of ["color_options", "color_by", "view", "n_components", "view_note", "legend", "palette"]) {
+  for (const name of ["color_options", "color_by", "view", "n_components", "view_note", "legend", "legend_continuous", "palette"]) {
     disposer.onModel(model, `change:${name}`, update);
   }
   update();

@@ -49,3 +49,9 @@ export class Disposer {
     }
   }
 }
+
+/** Run `fn` before the next paint (a timer where there is no animation frame). */
+export const nextFrame = (fn) =>
+  globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(fn) : setTimeout(fn, 16);
+export const cancelFrame = (id) =>
+  globalThis.cancelAnimationFrame ? globalThis.cancelAnimationFrame(id) : clearTimeout(id);

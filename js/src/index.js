@@ -3,18 +3,19 @@
 import { createAnnotationPanel } from "./annotate.js";
 import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
-import { Disposer, h } from "./dom.js";
+import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
+import { createMarksLayer } from "./overlay.js";
+import { createFileActions } from "./files.js";
 import { createScatter } from "./scatter.js";
+import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
 import { createTooltip } from "./tooltip.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const DEFAULT_SIZE = [640, 480];
-const nextFrame = (fn) =>
-  globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(fn) : setTimeout(fn, 16);
-const cancelFrame = (id) =>
-  globalThis.cancelAnimationFrame ? globalThis.cancelAnimationFrame(id) : clearTimeout(id);
+/** Below this width (px) of the widget, the side panel goes under the plot. */
+const NARROW_BELOW = 760;
 
 function render({ model, el }) {
   const disposer = new Disposer();
@@ -38,7 +39,8 @@ function render({ model, el }) {
   const polyline = document.createElementNS(SVG, "polyline");
   svg.append(polyline);
   const tooltip = createTooltip(model);
-  const plotEl = h("div", { className: "nbembed-plot" }, [canvas, svg, tooltip.element]);
+  const marksLayer = createMarksLayer(model, disposer, root, say);
+  const plotEl = h("div", { className: "nbembed-plot" }, [canvas, marksLayer.canvas, svg, tooltip.element]);
   // Keep drags on the plot from reaching the notebook (a cell drag in JupyterLab).
   for (const type of ["pointerdown", "pointermove", "pointerup", "mousedown", "touchstart"]) {
     disposer.listen(plotEl, type, (event) => event.stopPropagation());
@@ -51,14 +53,17 @@ function render({ model, el }) {
     onDraw: () => {
       frames += 1;
       root.dataset.frame = String(frames);
+      marksLayer.redraw();
     },
+    onView: () => marksLayer.redraw(),
     onSelect: (indices) => setSelection(Uint32Array.from(indices), true),
     onHover: (i) => {
       const at = i >= 0 ? scatter.screenPosition(i) : null;
-      tooltip.show(at ? i : -1, at?.[0] ?? 0, at?.[1] ?? 0, codes);
+      tooltip.show(at ? i : -1, at?.[0] ?? 0, at?.[1] ?? 0, codes, marksLayer.describe(i));
     },
   });
   disposer.add(() => scatter.destroy());
+  marksLayer.attach(scatter);
 
   function setSelection(indices, send) {
     selection = indices;
@@ -81,12 +86,24 @@ function render({ model, el }) {
     }),
   );
 
+  // The side panel goes under the plot when the widget is narrow; the plot
+  // takes the size it gets and keeps all points in view unless panned or zoomed.
+  const layout = (width) => {
+    const narrow = width < NARROW_BELOW;
+    root.classList.toggle("nbembed-narrow", narrow);
+    root.dataset.layout = narrow ? "narrow" : "wide";
+  };
   if (globalThis.ResizeObserver) {
-    const observer = new ResizeObserver(([entry]) => {
-      const { width: w, height: hgt } = entry.contentRect;
-      if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
+    const observer = new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        const { width: w, height: hgt } = entry.contentRect;
+        if (entry.target === root) layout(w);
+        else if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
+      }
+      marksLayer.redraw();
     });
     observer.observe(plotEl);
+    observer.observe(root);
     disposer.add(() => observer.disconnect());
   }
 
@@ -125,7 +142,9 @@ function render({ model, el }) {
   });
 
   // --- controls ------------------------------------------------------------------
+  const files = createFileActions(model, disposer, { say, getScatter: () => scatter, marksCanvas: marksLayer.canvas });
   const toolbar = createToolbar(disposer, (action) => {
+    if (files.handle(action)) return;
     if (action === "fit") scatter.fit();
     else if (action === "lasso") {
       lassoMode = !lassoMode;
@@ -133,6 +152,11 @@ function render({ model, el }) {
     } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
     else model.send({ type: action });
   });
+  const search = createSearch(model, disposer, (found, query) => {
+    setSelection(found, true);
+    say(`${found.length} point(s) match "${query}" and are selected.`);
+  });
+  toolbar.element.append(search, marksLayer.toggle, files.input);
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),
@@ -157,6 +181,7 @@ function render({ model, el }) {
   root.dataset.frame = "0";
   root.dataset.version = "0";
   root.dataset.selected = "0";
+  root.dataset.layout = "wide";
 
   el.append(root);
   redraw();

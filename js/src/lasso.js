@@ -47,20 +47,30 @@ export function pointsInPolygon(xy, polygon) {
 }
 
 /**
- * Map screen pixels (flat [x, y, ...], origin top-left of the canvas) to the
- * coordinates the points were drawn in, inverting regl-scatterplot's
+ * The 2-D affine map of regl-scatterplot from point coordinates to clip space:
  * clip = projection * view * model * point with projection = diag(1/aspect, 1)
  * and model = diag(dataAspectRatio, 1). `view` is the camera's 4x4 matrix
  * (column-major); only its 2-D affine part matters.
  */
-export function screenToPoints(pixels, { view, width, height, dataAspectRatio = 1 }) {
+function clipMap({ view, width, height, dataAspectRatio = 1 }) {
   const aspect = width / height;
-  const a = (view[0] * dataAspectRatio) / aspect;
-  const c = view[4] / aspect;
-  const tx = view[12] / aspect;
-  const b = view[1] * dataAspectRatio;
-  const d = view[5];
-  const ty = view[13];
+  return {
+    a: (view[0] * dataAspectRatio) / aspect,
+    c: view[4] / aspect,
+    tx: view[12] / aspect,
+    b: view[1] * dataAspectRatio,
+    d: view[5],
+    ty: view[13],
+  };
+}
+
+/**
+ * Map screen pixels (flat [x, y, ...], origin top-left of the canvas) to the
+ * coordinates the points were drawn in; the inverse of pointsToScreen.
+ */
+export function screenToPoints(pixels, transform) {
+  const { width, height } = transform;
+  const { a, b, c, d, tx, ty } = clipMap(transform);
   const det = a * d - b * c;
   const out = new Float64Array(pixels.length);
   for (let k = 0; k < pixels.length; k += 2) {
@@ -68,6 +78,18 @@ export function screenToPoints(pixels, { view, width, height, dataAspectRatio = 
     const v = 1 - (2 * pixels[k + 1]) / height - ty;
     out[k] = (d * u - c * v) / det;
     out[k + 1] = (a * v - b * u) / det;
+  }
+  return out;
+}
+
+/** Map points (interleaved xy) to screen pixels (origin top-left of the canvas). */
+export function pointsToScreen(xy, transform) {
+  const { width, height } = transform;
+  const { a, b, c, d, tx, ty } = clipMap(transform);
+  const out = new Float64Array(xy.length);
+  for (let k = 0; k < xy.length; k += 2) {
+    out[k] = ((a * xy[k] + c * xy[k + 1] + tx + 1) * width) / 2;
+    out[k + 1] = ((1 - (b * xy[k] + d * xy[k + 1] + ty)) * height) / 2;
   }
   return out;
 }

@@ -15,6 +15,16 @@ export function darken(color, amount = 0.45) {
   return `#${rgb.map((c) => Math.round(c * (1 - amount)).toString(16).padStart(2, "0")).join("")}`;
 }
 
+/**
+ * The camera view (column-major 4x4) that shows all of [-1, 1]^2 on a
+ * `width` x `height` canvas: regl-scatterplot shows x in [-aspect, aspect] and
+ * y in [-1, 1] at scale 1, so a canvas taller than wide must zoom out.
+ */
+export function fittedView(width, height) {
+  const s = Math.min(width / height, 1) || 1;
+  return Float32Array.of(s, 0, 0, 0, 0, s, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1);
+}
+
 /** Anchors are drawn this many times larger than points. */
 export const ANCHOR_SCALE = 3;
 /** Above this many points, opacity follows the local density. */
@@ -50,7 +60,7 @@ export function toColumns(xy, anchors, codes) {
  * Draw calls are serialized (regl-scatterplot refuses a draw while one is
  * running): while one draw is in flight only the latest data waits.
  */
-export function createScatter(canvas, { width, height, onDraw, onSelect, onHover }) {
+export function createScatter(canvas, { width, height, onDraw, onSelect, onHover, onView }) {
   const plot = createScatterplot({
     canvas,
     width,
@@ -74,12 +84,24 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   let selected = [];
   let destroyed = false;
   let positions = new Float32Array(0);
+  // Whether the camera shows the whole plot: a resize then keeps it so. Panning
+  // or zooming ends it, Fit starts it again.
+  let fitted = true;
+  const fitView = () => {
+    plot.view(fittedView(plot.get("width"), plot.get("height")), { preventEvent: true });
+    fitted = true;
+    onView?.();
+  };
 
   const subscriptions = [
     plot.subscribe("select", ({ points }) => onSelect?.(points.filter((i) => i < nPoints))),
     plot.subscribe("deselect", () => onSelect?.([])),
     plot.subscribe("pointover", (i) => onHover?.(i < nPoints ? i : -1)),
     plot.subscribe("pointout", () => onHover?.(-1)),
+    plot.subscribe("view", () => {
+      fitted = false; // only the user's pan and zoom are announced
+      onView?.();
+    }),
   ];
 
   const pump = () => {
@@ -110,6 +132,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       });
   };
 
+  fitView();
   return {
     plot,
     /** Draw points (interleaved xy in [-1, 1]), anchors and colour codes. */
@@ -133,12 +156,19 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       if (selected.length) plot.select(selected, { preventEvent: true });
       else plot.deselect({ preventEvent: true });
     },
-    /** Reset pan and zoom so that all points are in view. */
-    fit() {
-      plot.reset();
+    /** The plot as an ImageData (or a promise of one), as regl-scatterplot renders it. */
+    exportImage() {
+      return plot.export();
     },
+    /** Reset pan and zoom so that all points are in view. */
+    fit: fitView,
+    /** Whether the view shows all points (no pan or zoom since the last fit). */
+    isFitted: () => fitted,
+    /** Take a new canvas size; a fitted view stays fitted. */
     resize(w, h) {
+      const keep = fitted;
       plot.set({ width: w, height: h });
+      if (keep) fitView();
     },
     /** What lasso.js needs to map screen pixels to point coordinates. */
     transform() {

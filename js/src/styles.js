@@ -6,8 +6,10 @@ export const CSS = `
   display: grid;
   grid-template-columns: minmax(0, 1fr) 230px;
   gap: 8px;
-  max-width: 1100px;
 }
+.nbembed-explorer.nbembed-narrow { grid-template-columns: minmax(0, 1fr); }
+.nbembed-narrow .nbembed-side { flex-direction: row; flex-wrap: wrap; }
+.nbembed-narrow .nbembed-side fieldset { flex: 1 1 220px; }
 .nbembed-explorer button, .nbembed-explorer select, .nbembed-explorer input {
   font: inherit;
 }
@@ -26,7 +28,7 @@ export const CSS = `
 .nbembed-status [data-role="status"] { font-weight: 600; }
 .nbembed-plot {
   position: relative;
-  height: 480px;
+  height: clamp(320px, 62vh, 1100px);
   min-width: 200px;
   border: 1px solid var(--jp-border-color2, #ddd);
   touch-action: none;
@@ -34,6 +36,13 @@ export const CSS = `
   overflow: hidden;
 }
 .nbembed-plot canvas.nbembed-canvas { display: block; width: 100%; height: 100%; }
+.nbembed-plot canvas.nbembed-marks {
+  position: absolute;
+  inset: 0;
+  width: 100%;
+  height: 100%;
+  pointer-events: none;
+}
 .nbembed-plot svg {
   position: absolute;
   inset: 0;
@@ -58,6 +67,9 @@ export const CSS = `
 .nbembed-inactive { opacity: 0.45; }
 .nbembed-legend-entry { display: flex; gap: 6px; align-items: center; }
 .nbembed-swatch { width: 10px; height: 10px; border-radius: 50%; flex: none; }
+.nbembed-colorbar-row { display: flex; gap: 6px; align-items: center; }
+.nbembed-colorbar { flex: 1; height: 10px; min-width: 60px; border: 1px solid #ccc; }
+.nbembed-toolbar input[type="search"] { width: 12em; }
 .nbembed-notice { color: var(--jp-ui-font-color2, #555); min-height: 1.4em; }
 .nbembed-error {
   grid-column: 1 / -1;

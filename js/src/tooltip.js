@@ -33,8 +33,8 @@ export function createTooltip(model) {
 
   return {
     element,
-    /** Show point `i` at pixel (x, y) of the plot; i < 0 hides. */
-    show(i, x, y, codes) {
+    /** Show point `i` at pixel (x, y) of the plot, with the line `marks`; i < 0 hides. */
+    show(i, x, y, codes, marks = "") {
       if (i < 0) {
         element.hidden = true;
         return;
@@ -44,6 +44,7 @@ export function createTooltip(model) {
       if (name) lines.push(name);
       const hover = model.get("hover_text") ?? [];
       if (hover[i]) lines.push(hover[i]);
+      if (marks) lines.push(marks);
       text.textContent = lines.join(" · ");
       if (images === null) images = decodeUint8(model.get("_images"));
       const pixels = images.length ? thumbnailPixels(images, model.get("image_shape"), i) : null;

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 const fakeScatter = vi.hoisted(() => ({ instances: [] }));
 
 vi.mock("../src/scatter.js", () => ({
+  pointSizeFor: () => 4,
   createScatter: vi.fn((canvas, options) => {
     let positions = new Float32Array(0);
     const instance = {
@@ -65,8 +66,8 @@ function fakeModel(state) {
     send(content, callbacks, buffers) {
       this.sent.push({ content, buffers });
     },
-    emit(event) {
-      for (const fn of handlers.get(event) ?? []) fn();
+    emit(event, ...args) {
+      for (const fn of handlers.get(event) ?? []) fn(...args);
     },
     listeners: () => [...handlers.values()].reduce((n, set) => n + set.size, 0),
   };
@@ -289,4 +290,53 @@ describe("render", () => {
       EventTarget.prototype.removeEventListener = originalRemove;
     }
   });
+
+  it("exports, imports and searches from the toolbar", async () => {
+    model.state.hover_text = ["apple", "Banana", "pineapple"];
+    widget.render({ model, el });
+    const root = el.querySelector(".nbembed-explorer");
+
+    root.querySelector('button[data-action="export"]').click();
+    expect(model.sent.at(-1).content).toEqual({ type: "export_annotations" });
+    const downloads = [];
+    URL.createObjectURL = vi.fn(() => "blob:annotations");
+    URL.revokeObjectURL = vi.fn();
+    const click = vi.spyOn(HTMLAnchorElement.prototype, "click").mockImplementation(function () {
+      downloads.push(this.getAttribute("download"));
+    });
+    model.emit("msg:custom", { type: "annotations_json", text: "{}", filename: "annotations.json" });
+    model.emit("msg:custom", { type: "something else" });
+    expect(downloads).toEqual(["annotations.json"]);
+    expect(URL.revokeObjectURL).toHaveBeenCalledWith("blob:annotations");
+    click.mockRestore();
+
+    const input = root.querySelector('input[data-role="import-file"]');
+    const file = new File(['{"format": "x"}'], "saved.json", { type: "application/json" });
+    Object.defineProperty(input, "files", { value: [file], configurable: true });
+    input.dispatchEvent(new Event("change"));
+    await vi.waitFor(() => expect(model.sent.at(-1).content.type).toBe("import_annotations"));
+    expect(model.sent.at(-1).content).toEqual({ type: "import_annotations", text: '{"format": "x"}' });
+
+    const search = root.querySelector('input[data-role="search"]');
+    search.value = "APPLE";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(root.dataset.selected).toBe("2");
+    expect(Array.from(decodeUint32(model.state._selection))).toEqual([0, 2]);
+    search.value = "1, 9";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(Array.from(decodeUint32(model.state._selection))).toEqual([1]);
+    expect(root.querySelector('[data-role="notice"]').textContent).toMatch(/1 point\(s\) match/);
+  });
+
+  it("shows a colour bar for continuous values", () => {
+    model.state.palette = ["#000000", "#777777", "#ffffff", "#c8c8c8"];
+    model.state.legend = [{ name: "0.1", code: 0, count: -1 }, { name: "9", code: 2, count: -1 }];
+    model.state.legend_continuous = true;
+    widget.render({ model, el });
+    const bar = el.querySelector('[data-role="colorbar"]');
+    expect(bar.textContent).toBe("0.19");
+    expect(bar.querySelector(".nbembed-colorbar").style.background).toContain("linear-gradient");
+    expect(el.querySelectorAll(".nbembed-legend-entry").length).toBe(0);
+  });
 });
+

@@ -160,6 +160,27 @@ class _Constraints:
         """
         return [g.copy() for g in self._must_link_groups]
 
+    def cannot_link_groups(self, include_pairs=False):
+        """The pairs of selections added with :meth:`add_cannot_link`.
+
+        Parameters
+        ----------
+        include_pairs : bool, default False
+            Also return each pair ``(i, j)`` added with
+            :meth:`add_cannot_link_pairs`, as the selections ``[i]`` and ``[j]``.
+
+        Returns
+        -------
+        list of (ndarray of int64, ndarray of int64)
+            The two selections of each cannot-link, sorted, in the order they
+            were added; no pair of points is materialized.
+        """
+        groups = [(a.copy(), b.copy()) for a, b in self._cannot_link_groups]
+        if include_pairs:
+            groups += [(p[:1].copy(), p[1:].copy()) for block in self._cannot_link_pairs
+                       for p in block]
+        return groups
+
     def must_link_pairs(self, groups=True):
         """Every must-linked pair, from groups and explicit pairs.
 
@@ -181,17 +202,6 @@ class _Constraints:
         """
         from_groups = [group_pairs(g) for g in self._must_link_groups] if groups else []
         return unique_pairs(from_groups + self._must_link_pairs)
-
-    def cannot_link_groups(self):
-        """The pairs of selections cannot-linked with :meth:`add_cannot_link`.
-
-        Returns
-        -------
-        list of (ndarray of int64, ndarray of int64)
-            Sorted distinct points of the two selections, in the order they
-            were added.
-        """
-        return [(a.copy(), b.copy()) for a, b in self._cannot_link_groups]
 
     def cannot_link_pairs(self, groups=True):
         """Every cannot-linked pair, from pairs of groups and explicit pairs.

@@ -242,6 +242,51 @@ class Annotations(_Constraints, _UndoHistory):
             setattr(self, name, [])
         self._history.append(step)
 
+    def merge(self, other):
+        """Add the labels, classes and constraints of ``other`` to these annotations.
+
+        Classes are matched by name; classes of ``other`` with a new name are
+        added after the existing ones. Points labelled in ``other`` take its
+        label (mapped to these classes) and confidence; other points keep
+        theirs. Its constraints are appended. The whole merge is one step:
+        one :meth:`undo` reverts it.
+
+        Parameters
+        ----------
+        other : Annotations
+            On the same number of points (for example read with
+            :meth:`from_json`).
+
+        Raises
+        ------
+        TypeError
+            If ``other`` is not an ``Annotations``.
+        ValueError
+            If it has a different number of points; nothing changes.
+        """
+        if not isinstance(other, Annotations):
+            raise TypeError(f"other must be an Annotations object; got "
+                            f"{type(other).__name__}.")
+        if other.n_samples != self._n:
+            raise ValueError(f"the annotations are for {other.n_samples} points, these for "
+                             f"{self._n}; annotations of the same data are needed.")
+        names = self._class_names + [c for c in other.class_names
+                                     if c not in self._class_names]
+        columns = [names.index(c) for c in other.class_names]
+        rows = np.flatnonzero(other._conf > 0)
+        probs = np.zeros((len(rows), len(names)))
+        probs[:, columns] = other._soft[rows]
+        saved = {name: list(getattr(self, name)) for name in CONSTRAINT_LISTS}
+        added = sum(len(getattr(other, name)) for name in CONSTRAINT_LISTS)
+        step = self._step(f"merge: {len(rows)} label(s), {added} constraint(s)", rows=rows,
+                          constraints=saved)
+        self._grow(len(names), names)
+        self._soft[rows] = probs
+        self._conf[rows] = other._conf[rows]
+        for name in CONSTRAINT_LISTS:
+            getattr(self, name).extend(getattr(other, name))
+        self._history.append(step)
+
     # ---------------------------------------------------------------- queries
 
     @property

@@ -77,8 +77,8 @@ def initial_annotations(n, y, class_names, annotations):
     return annotations
 
 
-def check_colors(colors, n):
-    """The colouring of a user array with one value per point.
+def check_colors(colors, n, name="colors"):
+    """The colouring of a user array with one value per point (``name`` in messages).
 
     Returns
     -------
@@ -93,13 +93,15 @@ def check_colors(colors, n):
     """
     values = np.asarray(colors)
     if values.shape != (n,):
-        raise ValueError(f"colors must have one value per point, shape ({n},); got "
+        raise ValueError(f"{name} must have one value per point, shape ({n},); got "
                          f"{values.shape}.")
     if values.dtype.kind not in "biufUSO":
-        raise TypeError(f"colors must hold numbers or strings; got dtype {values.dtype}.")
+        raise TypeError(f"{name} must hold numbers or strings; got dtype {values.dtype}.")
+    if values.dtype.kind == "O":
+        values = values.astype(str)  # mixed objects (a pandas column with None) as text
     if values.dtype.kind != "f" and len(np.unique(values)) > MAX_CATEGORIES:
-        raise ValueError(f"colors has more than {MAX_CATEGORIES} distinct values; pass "
-                         f"floats (np.asarray(colors, dtype=float)) for a colour ramp.")
+        raise ValueError(f"{name} has more than {MAX_CATEGORIES} distinct values; pass "
+                         f"floats (np.asarray(values, dtype=float)) for a colour ramp.")
     return palette.by_values(values)
 
 
@@ -149,3 +151,27 @@ def check_images(images, n):
         scale = 255.0 / (high - low) if high > low else 0.0
         images = np.nan_to_num((images - low) * scale).round().astype(np.uint8)
     return encode(images, UINT8), list(images.shape[1:])
+
+
+def check_data(data, n):
+    """The colourings of the columns of a table with one row per point.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or dict of array-like
+        Columns to colour by, under their names.
+    n : int
+
+    Returns
+    -------
+    dict of str to palette.Coloring
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``data`` has no columns by name, or a column fails :func:`check_colors`.
+    """
+    if not hasattr(data, "keys") or not callable(data.keys):
+        raise TypeError(f"data must be a pandas DataFrame or a dict of columns; got "
+                        f"{type(data).__name__}.")
+    return {str(col): check_colors(data[col], n, f"data[{col!r}]") for col in data.keys()}

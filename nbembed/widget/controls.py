@@ -63,15 +63,10 @@ class LiveControls(traitlets.HasTraits):
     def _adopt(self, run, Y):
         """Build the controls for a new run."""
         self._show_controls(run)
-        self._has_membership = run.membership is not None
-        options = ["label"] + (["predicted"] if self._has_membership else []) + \
-            (["user"] if self._user_coloring is not None else [])
         with self._sync_lock, self.hold_sync():
             self.annotation_kinds = list(run.annotation_kinds)
             self.method_name = str(getattr(run, "name", type(run).__name__))
-            self.color_options = options
-            if self.color_by not in options:
-                self.color_by = "label"
+            self._show_color_options(run.membership is not None)
             self.n_components = int(Y.shape[1])
             self._adopted = run
 

@@ -28,7 +28,9 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from . import annotating, arguments, messages
+from .marks import constraint_marks
 from .controls import LiveControls
+from .exchange import AnnotationExchange
 from .frames import FrameStream
 from .precomputed import Precomputed
 from .traits import UINT32, binary_trait, decode, encode
@@ -61,7 +63,7 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -99,6 +101,9 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     view : {"first-two", "pca", "class-plane"}, default "first-two"
         How an embedding with more than two dimensions is shown
         (see :mod:`nbembed.widget.view`).
+    data : pandas.DataFrame or dict of array-like, optional
+        Columns to colour by: each is offered in the colour menu under its
+        name (see :meth:`color_by_values`).
     frame_rate : float, default 25
         Most position updates per second sent to the browser.
     extra_iterations : int, default 200
@@ -147,6 +152,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     n_components = traitlets.Int(2).tag(sync=True)
     palette = traitlets.List(traitlets.Unicode()).tag(sync=True)
     legend = traitlets.List(traitlets.Dict()).tag(sync=True)
+    legend_continuous = traitlets.Bool(False).tag(sync=True)  # a colour bar, not entries
     color_options = traitlets.List(traitlets.Unicode(), ["label"]).tag(sync=True)
     view_note = traitlets.Unicode("").tag(sync=True)
     # run state
@@ -164,6 +170,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
     annotation_count = traitlets.Int(0).tag(sync=True)
     annotation_summary = traitlets.Unicode("").tag(sync=True)
     pending_a = traitlets.Int(0).tag(sync=True)
+    _marks = binary_trait()  # labels and constraints per point (nbembed.widget.marks)
     # both ways
     _selection = binary_trait()
     params = traitlets.Dict().tag(sync=True)
@@ -173,7 +180,7 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
 
     def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
                  colors=None, hover_text=None, images=None, autostart=True, view="first-two",
-                 *, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS):
+                 *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS):
         _require_bundle(type(self))
         if method is None:
             method = default_method()
@@ -204,17 +211,21 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
         self._embedding = None
         self._snapshot = None
         self._plane = PlaneView(check_option(view, "view", VIEWS))
-        self._user_coloring = None if colors is None else arguments.check_colors(colors, n)
+        self._user_colorings = {} if colors is None else \
+            {"user": arguments.check_colors(colors, n)}
+        if data is not None:
+            self._user_colorings.update(arguments.check_data(data, n))
         self._last_publish = -math.inf
         self.frames_sent = 0
         self.skipped_frames = 0
         self._labels = None
         self._refresh_labels()
         initial = dict(n_points=n, view=view, frame_rate=frame_rate,
-                       color_options=["label"] + (["user"] if colors is not None else []),
+                       color_options=["label"] + list(self._user_colorings),
                        color_by="label" if colors is None else "user",
                        class_names=list(self.annotations.class_names),
-                       annotation_summary=annotating.describe(self.annotations))
+                       annotation_summary=annotating.describe(self.annotations),
+                       _marks=constraint_marks(self.annotations, self._labels))
         if hover_text is not None:
             initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
@@ -404,8 +415,10 @@ class Explorer(FrameStream, LiveControls, anywidget.AnyWidget):
             self._refresh_labels()
             count, summary = len(self._log), annotating.describe(self.annotations)
             names = list(self.annotations.class_names)
+            marks = constraint_marks(self.annotations, self._labels)
         with self._sync_lock, self.hold_sync():
             self.class_names = names
+            self._marks = marks
             self.annotation_count = count
             self.annotation_summary = summary
         self._worker.annotations_changed(self._annotation_snapshot)

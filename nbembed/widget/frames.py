@@ -18,13 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 import traitlets
 
-from . import palette
+from . import arguments, palette
 from .traits import FLOAT32, UINT16, encode
 from .view import VIEWS, PlaneView, normalize
 
 #: Upper limit on the bytes per second of position updates: with many points,
 #: frames are sent less often than ``frame_rate``.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
+
+#: Colourings from a run's class memberships: the most probable class, and its
+#: probability (how sure the method is of it).
+MEMBERSHIP_COLORINGS = ("predicted", "confidence")
 
 
 @dataclass
@@ -45,6 +49,14 @@ def last_cost(history):
         if cost is not None and math.isfinite(cost):
             return float(cost)
     return None
+
+
+def _valid_membership(membership, n):
+    """``membership`` as an (n, K) float array, or None when it is not one."""
+    if membership is None:
+        return None
+    M = np.asarray(membership, dtype=np.float64)
+    return M if M.ndim == 2 and M.shape[0] == n and M.shape[1] > 0 else None
 
 
 class FrameStream(traitlets.HasTraits):
@@ -80,7 +92,9 @@ class FrameStream(traitlets.HasTraits):
             self._set_params_from_run(run.get_params())
         self._show_params_in_effect(run)
         anchors = run.anchors
-        membership = run.membership if self._has_membership else None
+        membership = run.membership
+        if membership is not None and not self._has_membership:
+            self._show_color_options(True)  # Mbed's memberships exist once λ does
         if anchors is not None and not np.all(np.isfinite(anchors)):
             anchors = None
         self._snapshot = Snapshot(Y, anchors, membership, int(run.iteration),
@@ -110,21 +124,37 @@ class FrameStream(traitlets.HasTraits):
                 self._codes = encode(coloring.codes, UINT16)
                 self.palette = coloring.palette
                 self.legend = coloring.legend
+                self.legend_continuous = coloring.continuous
                 self.view_note = self._plane.note
                 self.iteration = snap.iteration
                 self.cost = snap.cost
             self.frames_sent += 1
 
+    def _show_color_options(self, membership):
+        """Offer the colourings there is data for; ``membership``: whether the run
+        has class memberships now (once it had, they stay offered)."""
+        self._has_membership = self._has_membership or membership
+        options = ["label"] + (list(MEMBERSHIP_COLORINGS) if self._has_membership else []) \
+            + list(self._user_colorings)
+        with self._sync_lock, self.hold_sync():
+            self.color_options = options
+            if self.color_by not in options:
+                self.color_by = "label"
+
     def _coloring(self, snap):
         n_anchors = 0 if snap.anchors is None else len(snap.anchors)
-        if self.color_by == "user" and self._user_coloring is not None:
-            return palette.with_anchors(self._user_coloring, n_anchors, 0)
+        if self.color_by in self._user_colorings:
+            return palette.with_anchors(self._user_colorings[self.color_by], n_anchors, 0)
         labels = self._labels
-        if self.color_by == "predicted" and snap.membership is not None:
-            M = np.asarray(snap.membership, dtype=np.float64)
-            if M.ndim == 2 and M.shape[0] == self._n and M.shape[1] > 0:
-                ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
-                labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
+        M = _valid_membership(snap.membership, self._n)
+        if M is not None and self.color_by in MEMBERSHIP_COLORINGS:
+            ok = np.all(np.isfinite(M), axis=1) & (M.sum(axis=1) > 0)
+            if self.color_by == "confidence":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    top = np.where(ok, M.max(axis=1) / M.sum(axis=1), np.nan)
+                return palette.with_anchors(palette.by_values(top, value_range=(0.0, 1.0)),
+                                            n_anchors, 0)
+            labels = np.where(ok, np.argmax(np.nan_to_num(M), axis=1), -1)
         names = self._class_names_for(int(labels.max()) if labels.size else -1)
         coloring = palette.by_class(labels, names)
         return palette.with_anchors(coloring, n_anchors, len(names))
@@ -134,6 +164,39 @@ class FrameStream(traitlets.HasTraits):
         return names + [f"class {k}" for k in range(len(names), top + 1)]
 
     # ------------------------------------------------------------------ display settings
+    def color_by_values(self, name, values, show=True):
+        """Offer colouring the points by ``values`` under ``name`` (in the colour menu).
+
+        Parameters
+        ----------
+        name : str
+            The name in the menu; giving a name again replaces its values.
+        values : array-like (n_samples,)
+            One value per point, such as a pandas column: integers, strings
+            and booleans are categories (with a legend), floats a colour
+            ramp (with a colour bar); NaN is grey.
+        show : bool, default True
+            Colour by it now.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a name of a built-in colouring, or values of the wrong shape
+            or type (see the ``colors`` argument); nothing changes.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name must be a non-empty string; got {name!r}.")
+        if name in ("label",) + MEMBERSHIP_COLORINGS:
+            raise ValueError(f"{name!r} is a built-in colouring; choose another name.")
+        coloring = arguments.check_colors(values, self._n, name)
+        with self._sync_lock:
+            self._user_colorings[name] = coloring
+            self._show_color_options(False)
+            if show and self.color_by != name:
+                self.color_by = name
+            elif self.color_by == name:
+                self._publish()
+
     @traitlets.validate("color_by")
     def _valid_color_by(self, proposal):
         value = proposal["value"]

@@ -5,20 +5,23 @@ method name and keyword arguments of the :class:`~nbembed.widget.Explorer`
 call it stands for, or raises :class:`MessageError` with the reason, so the
 widget can ignore it with a warning instead of failing.
 
-====================  ======================================================
-type                  fields
-====================  ======================================================
-``pause``             none
-``resume``            none
-``restart``           none
-``undo``              none
-``cancel_pending``    none (forget the stored cannot-link selection A)
-``apply``             ``mode`` (``soft_label``, ``must_link``,
-                      ``cannot_link``), ``label`` (class index, or
-                      ``"__new__"`` with ``new_class``), ``confidence`` in
-                      (0, 1]; one binary buffer of uint32 indices (the
-                      selection) or none (use the selection Python holds)
-====================  ======================================================
+======================  ====================================================
+type                    fields
+======================  ====================================================
+``pause``               none
+``resume``              none
+``restart``             none
+``undo``                none
+``cancel_pending``      none (forget the stored cannot-link selection A)
+``export_annotations``  none (Python answers with a message of type
+                        ``annotations_json``: ``text``, ``filename``)
+``import_annotations``  ``text``: the content of a JSON file
+``apply``               ``mode`` (``soft_label``, ``must_link``,
+                        ``cannot_link``), ``label`` (class index, or
+                        ``"__new__"`` with ``new_class``), ``confidence`` in
+                        (0, 1]; one binary buffer of uint32 indices (the
+                        selection) or none (use the selection Python holds)
+======================  ====================================================
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from .annotating import MODES
 from .traits import UINT32, decode
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
-          "cancel_pending": "cancel_pending"}
+          "cancel_pending": "cancel_pending", "export_annotations": "send_annotations"}
 NEW_CLASS = "__new__"
 
 
@@ -75,10 +78,17 @@ def parse(content, buffers=()):
     if not isinstance(content, dict):
         raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
     kind = content.get("type")
-    if not isinstance(kind, str) or (kind not in SIMPLE and kind != "apply"):
+    if not isinstance(kind, str) or (kind not in SIMPLE and kind not in ("apply",
+                                                                          "import_annotations")):
         raise MessageError(f"unknown message type {kind!r}.")
     if kind in SIMPLE:
         return SIMPLE[kind], {}
+    if kind == "import_annotations":
+        text = content.get("text")
+        if not isinstance(text, str):
+            raise MessageError(f"import_annotations needs the file's text, got "
+                               f"{type(text).__name__}.")
+        return "import_annotations", {"text": text}
     mode = content.get("mode")
     if mode not in MODES:
         raise MessageError(f"mode must be one of {', '.join(MODES)}; got {mode!r}.")

@@ -86,15 +86,23 @@ def by_class(labels, names):
     return Coloring(codes.astype(np.uint16), categorical_colors(k) + [NONE_COLOR], legend)
 
 
-def by_values(values):
-    """Colour by a user array: categories for non-float data, a ramp for floats."""
+def by_values(values, value_range=None):
+    """Colour by a user array: categories for non-float data, a ramp for floats.
+
+    ``value_range`` (low, high) fixes the ends of the ramp; by default they
+    are the smallest and largest finite values. Non-finite values are grey.
+    """
     values = np.asarray(values)
     if values.dtype.kind != "f":
         categories, codes = np.unique(values, return_inverse=True)
         return by_class(codes.reshape(-1), [str(c) for c in categories])
     finite = np.isfinite(values)
-    low, high = (float(values[finite].min()), float(values[finite].max())) \
-        if finite.any() else (0.0, 1.0)
+    if value_range is not None:
+        low, high = map(float, value_range)
+    elif finite.any():
+        low, high = float(values[finite].min()), float(values[finite].max())
+    else:
+        low, high = 0.0, 1.0
     span = high - low if high > low else 1.0
     codes = np.clip(np.round((values - low) / span * (RAMP_STEPS - 1)), 0, RAMP_STEPS - 1)
     codes = np.where(finite, codes, RAMP_STEPS).astype(np.uint16)

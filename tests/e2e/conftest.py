@@ -504,6 +504,14 @@ def browser_context(tmp_path_factory):
         yield context
 
 
+@pytest.fixture(scope="module")
+def widget_page(browser_context):
+    """A page of the fake-model harness, shared by the tests of a module."""
+    wp = WidgetPage(browser_context)
+    yield wp
+    wp.page.close()
+
+
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
     reason = missing_browser_reason()

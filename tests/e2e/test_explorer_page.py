@@ -11,16 +11,9 @@ kernel would. This checks the codecs, lasso geometry and cleanup in seconds.
 import numpy as np
 import pytest
 
-from .conftest import WidgetPage, draw_lasso
+from .conftest import draw_lasso
 
 ROOT = ".nbembed-explorer"
-
-
-@pytest.fixture(scope="module")
-def widget_page(browser_context):
-    wp = WidgetPage(browser_context)
-    yield wp
-    wp.page.close()
 
 
 # ------------------------------------------------------------------ harness
@@ -209,6 +202,7 @@ def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clu
     box = plot.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -200)
+    page.locator(f'{ROOT} button[data-action="fit"]').click()  # the zoom may hide the left half
     lasso(widget_page, ex, LEFT_HALF, with_button=True)
     result = page.evaluate("() => window.harness.unmount()")
     assert result["renderCleanupIsFunction"], "render must return a cleanup function"

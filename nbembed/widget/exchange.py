@@ -1,0 +1,68 @@
+"""Annotations to and from files in the browser: the Explorer's Export and Import buttons.
+
+Export sends ``ex.annotations.to_json()`` to the browser, which offers it as a
+download. Import gets the text of a file the user chose, reads it with
+:meth:`~nbembed.Annotations.from_json` and merges it into ``ex.annotations``
+(:meth:`~nbembed.Annotations.merge`) as one action that Undo reverts. A file
+that is not valid annotations of these points is refused with a notice and
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import traitlets
+
+from ..annotations import Annotations
+from .annotating import describe
+
+#: Most characters of an imported file (a JSON of 10^6 labelled points is about 60 MB).
+MAX_IMPORT_CHARS = 256 * 2**20
+#: Name the browser proposes for an exported file.
+EXPORT_FILENAME = "annotations.json"
+
+
+class AnnotationExchange(traitlets.HasTraits):
+    """The export and import part of :class:`~nbembed.widget.Explorer` (a mixin)."""
+
+    def send_annotations(self):
+        """Send ``annotations.to_json()`` to the browser, which downloads it as a file."""
+        with self._ann_lock:
+            text = self.annotations.to_json()
+        self.send({"type": "annotations_json", "text": text, "filename": EXPORT_FILENAME})
+        self._warn(f"Exported {describe(Annotations.from_json(text))} to {EXPORT_FILENAME}.")
+
+    def import_annotations(self, text):
+        """Add the annotations in ``text`` (JSON from ``to_json``) to :attr:`annotations`.
+
+        Classes are matched by name, labels in ``text`` replace those of the
+        same points and its constraints are added; one :meth:`undo` reverts
+        the import.
+
+        Raises
+        ------
+        TypeError
+            If ``text`` is not a string.
+        ValueError
+            If it is not valid annotations JSON, is for another number of
+            points, or has more classes than the method can use; nothing
+            changes.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"the imported file must be text; got {type(text).__name__}.")
+        if len(text) > MAX_IMPORT_CHARS:
+            raise ValueError(f"the imported file has {len(text)} characters, more than "
+                             f"{MAX_IMPORT_CHARS}; it cannot be annotations of these points.")
+        imported = Annotations.from_json(text)
+        with self._ann_lock:
+            ann = self.annotations
+            if imported.n_samples != ann.n_samples:
+                raise ValueError(f"the file holds annotations of {imported.n_samples} points; "
+                                 f"this Explorer shows {ann.n_samples}.")
+            names = set(ann.class_names) | set(imported.class_names)
+            limit = self._max_classes()
+            if limit is not None and len(names) > limit:
+                raise ValueError(f"the file would make {len(names)} classes; the method was "
+                                 f"set up for {limit}.")
+            self._log.record(lambda: ann.merge(imported))
+        self._warn(f"Imported {describe(imported)}; Undo reverts it.")
+        self.update_annotations()

@@ -207,6 +207,7 @@ def main(argv=None):
     else:
         settings = {n: DATASETS[n] for n in args.datasets.split(",") if n}
     columns, rows, comparisons = [], {"1-NN on X": []}, {}
+    means = {}  # method -> the mean accuracy of each column
     started = time.perf_counter()
     for name, setting in settings.items():
         data = load(name)
@@ -223,6 +224,7 @@ def main(argv=None):
             for method, factory in table.items():
                 per_split[method], chosen = evaluate(data, factory, n_labelled, d, n_splits)
                 mean, std = 100 * per_split[method].mean(), 100 * per_split[method].std()
+                means.setdefault(method, {})[columns[-1]] = mean
                 rows.setdefault(method, [""] * (len(columns) - 1)).append(
                     f"{mean:.1f} ± {std:.1f}")
                 print(f"{columns[-1]:32s} {method:22s} {mean:5.1f} ± {std:4.1f}  "
@@ -232,9 +234,15 @@ def main(argv=None):
                 comparisons.setdefault(pair, []).append(cells)
     for cells in rows.values():
         cells.extend([""] * (len(columns) - len(cells)))
-    lines = ["| method | " + " | ".join(columns) + " |",
-             "|---|" + "---|" * len(columns)]
-    lines += [f"| {m} | " + " | ".join(v) + " |" for m, v in rows.items()]
+    # Over the columns every learner has (the kernel rows skip some data sets).
+    shared = [c for c in columns if all(c in m for m in means.values())]
+    average = {m: f"{np.mean([v[c] for c in shared]):.1f}" for m, v in means.items()}
+    lines = ["| method | " + " | ".join(columns) + " | mean |",
+             "|---|" + "---|" * (len(columns) + 1)]
+    lines += [f"| {m} | " + " | ".join(v) + f" | {average.get(m, '')} |"
+              for m, v in rows.items()]
+    if shared != columns:
+        lines += ["", "mean: over " + ", ".join(shared) + " (the columns every row has)."]
     lines += ["", "Paired differences over the same splits, in points (mean ± standard error; "
               "one-sided paired t-test p that the first is not better):", "",
               "| comparison | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]

@@ -123,8 +123,9 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidge
     params : dict
         Current values of the live parameters (synced with the sliders).
     status : str
-        "preparing" (neighbourhoods, start, loading or compiling kernels),
-        "running", "paused", "done" or "error".
+        "preparing" (neighbourhoods, start, loading kernels), "compiling"
+        (Numba compiles a kernel its disk cache did not have: the first use
+        after installing), "running", "paused", "done" or "error".
     error : str
         The worker's error ("" when none).
 

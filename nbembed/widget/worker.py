@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from .compiling import CompileWatch
+
 logger = logging.getLogger("nbembed")
 
 #: Wall-clock time one ``run.step(k)`` call should take: long enough that the
@@ -98,7 +100,8 @@ class RunWorker:
         after a change or when the worker goes idle (``force=True``).
     on_status : callable
         ``on_status(status, error)`` when the status changes; status is
-        "preparing", "running", "paused", "done" or "error".
+        "preparing", "compiling" (Numba compiles a kernel that its disk cache
+        did not have), "running", "paused", "done" or "error".
     on_warning : callable
         ``on_warning(message)`` for a rejected parameter or annotation.
     step_seconds : float
@@ -129,6 +132,7 @@ class RunWorker:
         self._annotations = None
         self._budget = 0
         self._status = None
+        self._before_compiling = None
         self._failed = False
         self._waiting = False
         self.run = None
@@ -242,7 +246,8 @@ class RunWorker:
                     return
                 work = self._take()
             try:
-                self._handle(work)
+                with CompileWatch(self._compiling):
+                    self._handle(work)
             except Exception as err:  # the run failed: report, then wait for a restart
                 logger.exception("nbembed Explorer: the run failed")
                 self._failed = True
@@ -252,7 +257,8 @@ class RunWorker:
             if stepping:
                 settled = False
                 try:
-                    self._step()
+                    with CompileWatch(self._compiling):
+                        self._step()
                 except Exception as err:
                     logger.exception("nbembed Explorer: the run failed")
                     self._failed = True
@@ -353,6 +359,14 @@ class RunWorker:
     def k(self):
         """Iterations in the next step call."""
         return self._sizer.k
+
+    def _compiling(self, active):
+        """Say "compiling" while Numba compiles, then what was said before."""
+        if active:
+            self._before_compiling = self._status
+            self._set_status("compiling")
+        elif self._status == ("compiling", "") and self._before_compiling is not None:
+            self._set_status(*self._before_compiling)
 
     def _set_status(self, status, error=""):
         if (status, error) != self._status:

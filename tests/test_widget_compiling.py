@@ -1,0 +1,81 @@
+"""The Explorer's status says "compiling" while Numba compiles in the worker thread."""
+
+import threading
+
+import numba
+import numpy as np
+
+from nbembed.widget.compiling import CompileWatch
+from nbembed.widget.worker import RunWorker
+
+
+def _fresh_kernel():
+    """A kernel Numba has never compiled (not cached: defined here, cache off)."""
+    @numba.njit(cache=False)
+    def kernel(x):
+        return np.sum(x * x) + 1.0
+    return kernel
+
+
+def test_the_watch_reports_a_compilation_in_its_own_thread_once():
+    seen = []
+    kernel = _fresh_kernel()
+    with CompileWatch(seen.append):
+        kernel(np.ones(3))
+        kernel(np.ones(4))  # compiled already: no event
+    assert seen == [True, False]
+
+
+def test_the_watch_ignores_other_threads_and_compiled_kernels():
+    seen = []
+    kernel = _fresh_kernel()
+    with CompileWatch(seen.append):
+        other = threading.Thread(target=lambda: kernel(np.ones(3)))
+        other.start()
+        other.join()
+        kernel(np.ones(3))
+    assert seen == []
+
+
+class _CompilingRun:
+    """A run whose first step compiles a new kernel."""
+
+    name = "compiling"
+    live_parameters = {}
+    annotation_kinds = ()
+
+    def __init__(self):
+        self.iteration, self.n_iter = 0, 3
+        self._kernel = _fresh_kernel()
+
+    @property
+    def done(self):
+        return self.iteration >= self.n_iter
+
+    @property
+    def remaining(self):
+        return self.n_iter - self.iteration
+
+    def step(self, n=1, callbacks=None):
+        self._kernel(np.ones(2))
+        self.iteration += min(n, self.remaining)
+
+
+def test_the_worker_says_compiling_then_goes_back_to_running():
+    statuses = []
+    done = threading.Event()
+
+    def on_status(status, error):
+        statuses.append(status)
+        if status == "done":
+            done.set()
+
+    worker = RunWorker(_CompilingRun, on_step=lambda run, force: None, on_status=on_status,
+                       on_warning=lambda message: None)
+    worker.start()
+    try:
+        assert done.wait(60)
+    finally:
+        assert worker.stop(timeout=10)
+    assert statuses[:4] == ["preparing", "running", "compiling", "running"], statuses
+    assert statuses[-1] == "done" and statuses.count("compiling") == 1

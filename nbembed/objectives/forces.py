@@ -132,15 +132,16 @@ def attraction_rows(P, Y, rows, weight):
     """sum_j P_ij weight(tau_ij) (y_i - y_j) for i in ``rows``, P dense or sparse."""
     if sp.issparse(P):
         return pair_sum(Y, rows, sparse_rows_weighted(P, rows, Y, weight))
-    return all_pairs_rows(Y, rows, weight, P)
+    return all_pairs_rows(Y, rows, lambda tau, block: weight(tau), P)
 
 
 def all_pairs_rows(Y, rows, weight, P=None):
-    """sum_j weight(tau_ij) (y_i - y_j) over all j for i in ``rows`` (times P_ij
-    when a dense ``P`` is given), row block by row block."""
+    """sum_j weight(tau, block)[a, j] (y_i - y_j) over all j for i = block[a] in
+    ``rows`` (times P_ij when a dense ``P`` is given), row block by row block;
+    ``tau`` holds the block's squared distances to all points."""
     out = np.empty((rows.size, Y.shape[1]))
     for start, block in zip(range(0, rows.size, ROW_BLOCK), row_blocks(rows)):
-        W = weight(block_sq_distances(Y, block))
+        W = weight(block_sq_distances(Y, block), block)
         if P is not None:
             W *= np.asarray(P[block])
         out[start:start + block.size] = pair_sum(Y, block, W)

@@ -181,6 +181,7 @@ class HSSNEObjective(Objective):
     name = "HSSNE"
     live_parameters = {"alpha": ALPHA, "rho": RHO}
     annotation_kinds = ("must_link", "labels")
+    force_terms = FORCE_TERMS
 
     def __init__(self, P, links, *, n_components, alpha, rho, must_link_mixing="per-point",
                  dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
@@ -447,7 +448,7 @@ class HSSNEObjective(Objective):
         if self.repulsion == "exact":
             z = kernels.hssne_z(Yt, alpha)
 
-            def kernel_times_score(tau):
+            def kernel_times_score(tau, block):
                 if alpha == 0.0:
                     return np.exp(-tau)
                 return (1.0 + alpha * tau) ** (-1.0 / alpha - 1.0)

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import reference as ref
+import reference_mbed as refm
 import reference_nerv as refn
 import reference_parametric as refp
 from nbembed._kernels import parametric as pe_kernels
@@ -22,7 +23,7 @@ from nbembed.methods.mbed import Mbed
 from nbembed.methods.nerv import NeRV, SNeRV
 from nbembed.methods.parametric import ParametricEmbedding
 from nbembed.methods.sne import SNE
-from nbembed.objectives import HSSNEObjective, NeRVObjective
+from nbembed.objectives import HSSNEObjective, NeRVObjective, SNEObjective
 from nbembed.optim import EmbeddingRun
 from test_gradients import finite_difference
 
@@ -123,6 +124,26 @@ def test_sne_terms_sum_to_the_gradient(blobs):
     forces = run.forces()
     assert list(forces) == ["attraction", "repulsion"] and forces.exaggeration == 4.0
     assert_sums_to(forces, objective_gradient(run, forces))
+
+
+def test_sne_terms_are_gradients_of_their_cost_parts(rng):
+    n = 16
+    P = ref.conditional_probabilities(ref.sq_distances(rng.normal(size=(n, 3))), 4.0)
+    objective = SNEObjective(P)
+    Y = rng.normal(size=(n, 2))
+    forces = objective.forces(np.ascontiguousarray(Y.T))
+
+    def p_tau(Z):                        # -sum p log of the unnormalized kernel
+        return float(np.sum(P * ref.sq_distances(Z)))
+
+    def log_normalizers(Z):
+        E = np.exp(-ref.sq_distances(Z))
+        np.fill_diagonal(E, 0.0)
+        return float(np.sum(np.log(E.sum(axis=1))))
+    np.testing.assert_allclose(forces["attraction"], finite_difference(p_tau, Y), rtol=1e-5,
+                               atol=1e-8)
+    np.testing.assert_allclose(forces["repulsion"], finite_difference(log_normalizers, Y),
+                               rtol=1e-5, atol=1e-8)
 
 
 def _hssne_cost_parts(N_part, L_part, alpha):
@@ -230,6 +251,18 @@ def test_mbed_terms_in_the_sne_and_the_margin_phase(blobs):
                                rtol=1e-12, atol=1e-15)
     run.set_params(lambda_=2.0)
     assert run.forces().phase == "held"
+    # Each boundary term by finite differences of its own part of the cost.
+    objective = run.objective
+    forces = run.forces()
+    Y = run.embedding
+    W, lam = objective.directions, objective.lambda_
+    weights = objective.label_weight * objective.label_weights
+    parts = dict(margin=lambda Z: -refm.margin_term(Z, W, lam),
+                 balance=lambda Z: -refm.balance_term(Z, W, lam),
+                 labels=lambda Z: refm.label_term(Z, W, lam, objective.targets, weights))
+    for name, cost in parts.items():
+        np.testing.assert_allclose(forces[name], finite_difference(cost, Y), rtol=1e-5,
+                                   atol=1e-8, err_msg=name)
 
 
 # -- Parametric Embedding ----------------------------------------------------------------------

@@ -266,15 +266,26 @@ def boundary_cost_gradient(Y, W, lam, targets=None, weights=None, log_prior=None
     parts : dict
         The values of A, B and D.
     """
-    log_m = log_membership(Y, W, lam)
-    m = np.exp(log_m)
-    A, dA = margin_term(m, log_m)
-    B, dB = balance_term(m, log_prior)
-    D, dD = 0.0, 0.0
-    if weights is not None:
-        D, dD = label_term(m, log_m, targets, weights)
+    (A, dA), (B, dB), (D, dD) = boundary_parts(Y, W, lam, targets, weights, log_prior)
     grad = scores_to_embedding(dD - dA - dB, W, lam)
     return -(A + B) + D, grad, dict(A=float(A), B=float(B), D=float(D))
+
+
+def boundary_parts(Y, W, lam, targets=None, weights=None, log_prior=None):
+    """The terms A, B and D, each with its derivative with respect to the scores.
+
+    Parameters as :func:`boundary_cost_gradient`.
+
+    Returns
+    -------
+    (A, dA/ds), (B, dB/ds), (D, dD/ds) : tuples of (float, ndarray (n, K))
+    """
+    log_m = log_membership(Y, W, lam)
+    m = np.exp(log_m)
+    D, dD = 0.0, np.zeros_like(m)
+    if weights is not None:
+        D, dD = label_term(m, log_m, targets, weights)
+    return margin_term(m, log_m), balance_term(m, log_prior), (D, dD)
 
 
 def label_confidence(radius, lam, n_classes):

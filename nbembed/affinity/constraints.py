@@ -234,11 +234,7 @@ def mix_must_links(P, u, rho, mixing="per-point"):
         return P
     if mixing == "global":
         return _add(P, 1.0 - rho, u, rho / u.sum())
-    degree = np.asarray(u.sum(axis=1)).ravel()
-    linked = degree > 0
-    mass = np.asarray(P.sum(axis=1)).ravel()
-    keep = np.where(linked, 1.0 - rho, 1.0)
-    to_partners = sp.diags(np.where(linked, rho * mass / np.maximum(degree, 1.0), 0.0)) @ u
+    keep, to_partners = _per_point_shares(P, u, rho)
     if sp.issparse(P):
         A = sp.diags(keep) @ P + to_partners
         mixed = sp.csr_matrix((A + A.T) * 0.5)
@@ -248,6 +244,34 @@ def mix_must_links(P, u, rho, mixing="per-point"):
     coo = sp.coo_matrix(to_partners)
     A[coo.row, coo.col] += coo.data
     return 0.5 * (A + A.T)
+
+
+def must_link_share(P, u, rho, mixing="per-point"):
+    """The part of P~ that the must-links put there, as CSR; None without links.
+
+    P~ - must_link_share(...) is the part that comes from P (what is left of
+    the neighbourhoods). Both are attractions: the split of the attraction
+    into neighbours and must-link partners in ``HSSNEObjective.forces``.
+    """
+    if u is None or rho == 0.0:
+        return None
+    if mixing == "global":
+        return sp.csr_matrix(u * (rho / u.sum()))
+    _, to_partners = _per_point_shares(P, u, rho)
+    share = sp.csr_matrix((to_partners + to_partners.T) * 0.5)
+    share.sort_indices()
+    return share
+
+
+def _per_point_shares(P, u, rho):
+    """The per-point mixing's row factors on P and the mass each linked point
+    moves onto its partners (sparse, before symmetrizing)."""
+    degree = np.asarray(u.sum(axis=1)).ravel()
+    linked = degree > 0
+    mass = np.asarray(P.sum(axis=1)).ravel()
+    keep = np.where(linked, 1.0 - rho, 1.0)
+    to_partners = sp.diags(np.where(linked, rho * mass / np.maximum(degree, 1.0), 0.0)) @ u
+    return keep, to_partners
 
 
 def _add(P, p_weight, u, u_weight):

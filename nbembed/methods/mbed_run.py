@@ -314,18 +314,19 @@ class MbedRun(LineSearchRun):
         logger.info("%s: annealing step %d, lambda %.4g, criterion %.4g.", self.name,
                     self.anneal_step, self.current_lambda, criterion)
 
+    def _phase_name(self):
+        """"sne" (the crude SNE), "anneal" (lambda annealed) or "held" (a lambda set)."""
+        if self.lambda_ is not None:
+            return "held"
+        return "sne" if self.anneal_step is None else "anneal"
+
     def _record(self, stats):
         cost, _ = self._evaluated()
         parts = dict(A=math.nan, B=math.nan, D=math.nan, C=cost)
         if self.current_lambda is not None and math.isfinite(cost):
             extra, _, terms = self.objective.boundary_terms(self._Yt)
             parts = dict(terms, C=cost - extra)
-        if self.lambda_ is not None:
-            phase = "held"
-        elif self.anneal_step is None:
-            phase = "sne"
-        else:
-            phase = "anneal"
-        self._append_record(cost, **{"lambda": self.current_lambda}, tau=self.tau, phase=phase,
+        self._append_record(cost, **{"lambda": self.current_lambda}, tau=self.tau,
+                            phase=self._phase_name(),
                             anneal_step=self.anneal_step,
                             evaluations=self._descent.evaluations, **parts)

@@ -171,6 +171,10 @@ class NeRVRun(LineSearchRun):
             return tuple(float(v) for v in self._descent.info)
 
     # -- internals -----------------------------------------------------------
+    def _phase_name(self):
+        """"widening" while broader neighbourhoods are in use, else "final"."""
+        return "final" if self.stage == -1 else "widening"
+
     def _objective_changed(self):
         """A new tradeoff: restart the search directions from steepest descent; the
         embedding does not move until the next ``step``."""

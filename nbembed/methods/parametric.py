@@ -187,6 +187,10 @@ class ParametricEmbeddingRun(LineSearchRun):
         if pinned.size:
             grad[pinned] = 0.0
 
+    def _mask_forces(self, forces):
+        super()._mask_forces(forces)
+        forces.anchors.mask(self._class_pins.indices)
+
     def _pins_changed(self, indices):
         self.objective.frozen[:] = False
         self.objective.frozen[self._point_pins.indices] = True

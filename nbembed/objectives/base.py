@@ -38,6 +38,8 @@ class Objective:
     name = "objective"
     live_parameters: dict = {}
     annotation_kinds: tuple = ()
+    #: (name, legend label) of the terms :meth:`forces` returns, in order.
+    force_terms: tuple = ()
     iteration = 0
 
     def value_and_gradient(self, x, grad):  # pragma: no cover - abstract
@@ -67,6 +69,12 @@ class Objective:
             raise ValueError(f"{self.name} has no attraction to exaggerate.")
         self.value_and_gradient(x, grad)
         return None
+
+    def forces(self, x, indices=None):  # pragma: no cover - abstract
+        """The gradient at ``x`` split into its terms, a
+        :class:`~nbembed.objectives.forces.Forces` (rows: the points ``indices``,
+        all by default)."""
+        raise NotImplementedError(f"{self.name} does not split its gradient into terms.")
 
     def line_search_function(self, shape):
         """``fun(flat) -> (cost, gradient, info)`` over flat variables of ``shape``,

@@ -22,9 +22,10 @@ from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
 from .._kernels.locality import morton_order, permute_csr
-from ..affinity import mix_must_links, must_links_from
+from ..affinity import mix_must_links, must_link_share, must_links_from
 from ..optim import LiveParameter
 from .base import Objective
+from .forces import Forces, all_pairs_rows, attraction_rows, point_rows
 
 ALPHA = LiveParameter("alpha", 0.0, math.inf, (0.0, 3.0), 0.05,
                       "Tail heaviness: 0 Gaussian (SSNE), 1 t-SNE, larger = heavier tails",
@@ -33,6 +34,11 @@ RHO = LiveParameter("rho", 0.0, 1.0, (0.0, 1.0), 0.05,
                     "Weight of the must-links in P~ = (1 - rho) P + rho U", label="ρ")
 
 REPULSIONS = ("auto", "exact", "barnes-hut", "fft")
+
+#: The terms of :meth:`HSSNEObjective.forces` and their legend labels.
+FORCE_TERMS = (("attraction", "attraction to input neighbours"),
+               ("must_link", "must-link pull"),
+               ("repulsion", "repulsion from all points"))
 
 #: The same limit for alphas without a closed-form kernel when P is sparse
 #: (with a dense P the attraction costs an exp and a log per pair whatever the
@@ -175,6 +181,7 @@ class HSSNEObjective(Objective):
     name = "HSSNE"
     live_parameters = {"alpha": ALPHA, "rho": RHO}
     annotation_kinds = ("must_link", "labels")
+    force_terms = FORCE_TERMS
 
     def __init__(self, P, links, *, n_components, alpha, rho, must_link_mixing="per-point",
                  dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
@@ -387,3 +394,69 @@ class HSSNEObjective(Objective):
             else:
                 p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
         return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
+
+    def forces(self, Yt, indices=None, exaggeration=1.0):
+        """The gradient at Yt split into its terms (see :mod:`nbembed.objectives.forces`).
+
+        dJ/dy_i = 4 e sum_j P~_ij S_ij (y_i - y_j) - (4 / Z) sum_j H_ij S_ij (y_i - y_j)
+        with e the exaggeration. P~ = N + L, where L is the part the
+        must-links put there (:func:`~nbembed.affinity.must_link_share`) and
+        N what is left of P, so the attraction splits into
+
+        - ``attraction``: 4 e sum_j N_ij S_ij (y_i - y_j), toward the input
+          neighbours (all of P's attraction without must-links);
+        - ``must_link``: 4 e sum_j L_ij S_ij (y_i - y_j), toward the must-link
+          partners (zero without links or at rho = 0);
+        - ``repulsion``: -(4 / Z) sum_j H_ij S_ij (y_i - y_j), from all points,
+          exact or from the same approximation as the gradient (Barnes-Hut or
+          the grid; Z and the forces of all points are then computed once).
+
+        The terms are computed in float64 whatever ``dtype`` the gradient
+        kernels use: with float32 kernels they match the gradient to float32
+        rounding.
+
+        Parameters
+        ----------
+        Yt : ndarray (d, n)
+            The transposed embedding.
+        indices : array-like of int, optional
+            Points to return rows for (all by default).
+        exaggeration : float
+            The factor on the attraction (early exaggeration).
+
+        Returns
+        -------
+        Forces
+        """
+        Yt = np.ascontiguousarray(Yt, dtype=np.float64)
+        Y = Yt.T
+        rows = point_rows(indices, self.n_samples)
+        alpha = self.alpha
+
+        def score(tau):
+            return 1.0 / (1.0 + alpha * tau)
+        links = must_link_share(self.P, self.links, self.rho, self.must_link_mixing)
+        neighbours = self.P_mixed
+        must_link = np.zeros((rows.size, Y.shape[1]))
+        if links is not None:
+            if sp.issparse(neighbours):
+                neighbours = sp.csr_matrix(neighbours - links)
+            else:
+                neighbours = neighbours - links.toarray()
+            must_link = 4.0 * exaggeration * attraction_rows(links, Y, rows, score)
+        attraction = 4.0 * exaggeration * attraction_rows(neighbours, Y, rows, score)
+        if self.repulsion == "exact":
+            z = kernels.hssne_z(Yt, alpha)
+
+            def kernel_times_score(tau, block):
+                if alpha == 0.0:
+                    return np.exp(-tau)
+                return (1.0 + alpha * tau) ** (-1.0 / alpha - 1.0)
+            repulsion = all_pairs_rows(Y, rows, kernel_times_score)
+        else:
+            z, repulsion = self._repulsion_at(Yt)
+            repulsion = repulsion[rows]
+        terms = dict(attraction=attraction, must_link=must_link,
+                     repulsion=-(4.0 / z) * repulsion)
+        return Forces(terms, dict(FORCE_TERMS), indices=None if indices is None else rows,
+                      exaggeration=exaggeration)

@@ -19,6 +19,7 @@ from .._kernels import sne as sparse_kernels
 from .._kernels.sne_grid import sne_cost_gradient_grid
 from .._validation import check_annotations, check_labels
 from .base import Objective
+from .forces import Forces, point_rows
 
 #: Largest accepted deviation from 1 of a soft label's sum or of a class prior's sum.
 SUM_TOLERANCE = 1e-6
@@ -85,6 +86,12 @@ def _check_soft_labels(T, n_samples, n_classes):
         raise ValueError(f"soft label rows must sum to 1 (or be all zero for unlabelled "
                          f"points); row {bad[0]} sums to {sums[bad[0]]:.6g}.")
 
+#: The terms of :meth:`MbedObjective.forces` and their legend labels.
+FORCE_TERMS = (("sne", "SNE: input neighbourhoods"),
+               ("margin", "margin: away from class boundaries"),
+               ("balance", "balance: toward even class sizes"),
+               ("labels", "labels: toward the labelled class"))
+
 
 class MbedObjective(Objective):
     """C - (A + B) + D over the transposed embedding Yt, shape (d, n).
@@ -121,6 +128,7 @@ class MbedObjective(Objective):
 
     name = "Mbed"
     annotation_kinds = ("labels", "soft_labels")
+    force_terms = FORCE_TERMS
 
     def __init__(self, M, p_log_p, *, directions, soft_labels, label_weights, label_weight=1.0,
                  log_prior=None, repulsion="exact"):
@@ -191,12 +199,49 @@ class MbedObjective(Objective):
 
     def boundary_terms(self, Yt):
         """-(A + B) + D, its gradient (n, d) and the terms by name (A, B, D)."""
-        return kernels.boundary_cost_gradient(
-            Yt.T, self.directions, self.lambda_, self.targets,
-            self.label_weight * self.label_weights, self.log_prior)
+        return kernels.boundary_cost_gradient(*self._boundary_arguments(Yt))
+
+    def _boundary_arguments(self, Yt):
+        return (Yt.T, self.directions, self.lambda_, self.targets,
+                self.label_weight * self.label_weights, self.log_prior)
 
     def membership(self, Yt):
         """m_ik at the embedding, shape (n, K); None before lambda is set."""
         if self.lambda_ is None:
             return None
         return np.exp(kernels.log_membership(Yt.T, self.directions, self.lambda_))
+
+    def forces(self, Yt, indices=None):
+        """The gradient at Yt split into the terms of C - (A + B) + D.
+
+        - ``sne``: dC/dy_i, the SNE term (attraction to input neighbours and
+          repulsion together, from the same kernel as the gradient);
+        - ``margin``: -dA/dy_i, away from the class boundaries;
+        - ``balance``: -dB/dy_i, toward memberships of the class sizes (or
+          prior) the balance term asks for;
+        - ``labels``: dD/dy_i, labelled points toward their classes.
+
+        Before lambda is set (the crude SNE of Algorithm 1) the cost is C
+        alone and the last three are zero. C and the memberships' mean are
+        sums over all points, so every evaluation costs what the gradient
+        does; ``indices`` only selects rows. See
+        :mod:`nbembed.objectives.forces` for the conventions.
+
+        Returns
+        -------
+        Forces
+        """
+        Yt = np.ascontiguousarray(Yt, dtype=np.float64)
+        rows = point_rows(indices, Yt.shape[1])
+        sne = np.empty_like(Yt)
+        self.sne_term(Yt, sne)
+        terms = dict(sne=sne.T[rows], margin=None, balance=None, labels=None)
+        if self.lambda_ is None:
+            zero = np.zeros((rows.size, Yt.shape[0]))
+            terms.update(margin=zero, balance=zero.copy(), labels=zero.copy())
+        else:
+            (_, dA), (_, dB), (_, dD) = kernels.boundary_parts(*self._boundary_arguments(Yt))
+            for name, dS in (("margin", -dA), ("balance", -dB), ("labels", dD)):
+                terms[name] = kernels.scores_to_embedding(dS[rows], self.directions,
+                                                          self.lambda_)
+        return Forces(terms, dict(FORCE_TERMS), indices=None if indices is None else rows)

@@ -24,6 +24,7 @@ from .._validation import check_annotations
 from ..optim import LiveParameter
 from ..posteriors import annotation_posteriors
 from .base import Objective
+from .forces import Forces, point_rows
 
 ETA_R = LiveParameter("eta_r", 0.0, math.inf, (0.01, 1.0), 0.01,
                       "Pull of every object toward the origin (keeps each object's problem "
@@ -36,6 +37,15 @@ NEWTON_TOL = 1e-9
 #: Most Newton steps per object and solve (damped Newton on these strictly
 #: convex problems takes a handful from a warm start).
 MAX_NEWTON = 100
+
+#: The terms of :meth:`ParametricObjective.forces` and their legend labels, for
+#: the objects and (``anchors``) for the classes.
+FORCE_TERMS = (("attraction", "attraction: toward the posteriors' classes"),
+               ("repulsion", "repulsion: away from the display's classes"),
+               ("origin", "regularization: toward the origin"))
+CLASS_FORCE_TERMS = (("attraction", "attraction: toward the class's objects"),
+                     ("repulsion", "repulsion: away from the objects the display gives it"),
+                     ("origin", "regularization: toward the origin"))
 
 
 def blend_annotations(P, annotations):
@@ -72,6 +82,7 @@ class ParametricObjective(Objective):
     name = "Parametric Embedding"
     live_parameters = {"eta_r": ETA_R, "eta_phi": ETA_PHI}
     annotation_kinds = ("labels", "soft_labels")
+    force_terms = FORCE_TERMS
 
     def __init__(self, P, R, *, priors, eta_r, eta_phi):
         self.R = np.array(R, dtype=np.float64, order="C")
@@ -135,3 +146,35 @@ class ParametricObjective(Objective):
         Q = np.empty(self.P.shape)
         kernels.membership(self.R, Phi, self.log_prior, Q)
         return Q
+
+    def forces(self, Phi, indices=None):
+        """The gradients of J at the current objects and ``Phi``, split into terms.
+
+        For the objects (rows), dJ/dr_n = sum_k (p_nk - q_nk)(r_n - phi_k) + 2 eta_r r_n:
+
+        - ``attraction``: sum_k p_nk (r_n - phi_k), toward the classes the
+          given posteriors name;
+        - ``repulsion``: -sum_k q_nk (r_n - phi_k), away from the classes the
+          embedding's own posteriors name;
+        - ``origin``: 2 eta_r r_n.
+
+        ``anchors`` holds the same split of dJ/dphi_k for the classes:
+        sum_n p_nk (phi_k - r_n), -sum_n q_nk (phi_k - r_n) and 2 eta_phi phi_k
+        (all classes, whatever ``indices``). A solved object's terms cancel
+        (its gradient is zero up to the solver's tolerance); a pinned one's
+        need not. See :mod:`nbembed.objectives.forces` for the conventions.
+
+        Returns
+        -------
+        Forces
+        """
+        R, P, Q = self.R, self.P, self.membership(Phi)
+        rows = point_rows(indices, R.shape[0])
+        objects = dict(attraction=P[rows].sum(axis=1)[:, None] * R[rows] - P[rows] @ Phi,
+                       repulsion=Q[rows] @ Phi - Q[rows].sum(axis=1)[:, None] * R[rows],
+                       origin=2.0 * self.eta_r * R[rows])
+        classes = dict(attraction=P.sum(axis=0)[:, None] * Phi - P.T @ R,
+                       repulsion=Q.T @ R - Q.sum(axis=0)[:, None] * Phi,
+                       origin=2.0 * self.eta_phi * Phi)
+        return Forces(objects, dict(FORCE_TERMS), indices=None if indices is None else rows,
+                      anchors=Forces(classes, dict(CLASS_FORCE_TERMS)))

@@ -12,6 +12,11 @@ import scipy.sparse as sp
 
 from .._kernels import sne as kernels
 from .base import Objective
+from .forces import Forces, all_pairs_rows, attraction_rows, point_rows
+
+#: The terms of :meth:`SNEObjective.forces` and their legend labels.
+FORCE_TERMS = (("attraction", "attraction to input neighbours"),
+               ("repulsion", "repulsion from all points"))
 
 
 class SNEObjective(Objective):
@@ -24,6 +29,7 @@ class SNEObjective(Objective):
     """
 
     name = "SNE"
+    force_terms = FORCE_TERMS
 
     def __init__(self, P):
         P = sp.csr_matrix(P)
@@ -44,3 +50,27 @@ class SNEObjective(Objective):
         """The gradient into ``grad``, the attraction multiplied by ``exaggeration``."""
         self.value_and_gradient(Yt, grad, exaggeration)
         return None
+
+    def forces(self, Yt, indices=None, exaggeration=1.0):
+        """The gradient at Yt split into attraction and repulsion.
+
+        dC/dy_i = 2 e sum_j (p_{j|i} + p_{i|j}) (y_i - y_j)
+        - 2 sum_j (q_{j|i} + q_{i|j}) (y_i - y_j), the first term
+        ``attraction`` (e the exaggeration), the second ``repulsion``; the
+        normalizers Z_i come from the kernel's pass over all pairs. See
+        :mod:`nbembed.objectives.forces` for the conventions.
+
+        Returns
+        -------
+        Forces
+        """
+        Yt = np.ascontiguousarray(Yt, dtype=np.float64)
+        Y = Yt.T
+        rows = point_rows(indices, Y.shape[0])
+        inv_z = 1.0 / kernels.sne_normalizers(Yt)
+        attraction = 2.0 * exaggeration * attraction_rows(self.M, Y, rows, np.ones_like)
+        repulsion = all_pairs_rows(
+            Y, rows, lambda tau, block: np.exp(-tau) * (inv_z[block, None] + inv_z[None, :]))
+        return Forces(dict(attraction=attraction, repulsion=-2.0 * repulsion),
+                      dict(FORCE_TERMS), indices=None if indices is None else rows,
+                      exaggeration=exaggeration)

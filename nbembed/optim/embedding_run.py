@@ -129,6 +129,16 @@ class EmbeddingRun(ObjectiveRun):
     def _point_variables(self):
         return self._Yt
 
+    _variables = _point_variables
+
+    def _force_options(self):
+        return dict(exaggeration=self.schedule.phase(self.iteration).exaggeration)
+
+    def _phase_name(self):
+        if self.iteration < self.schedule.iterations:
+            return "early exaggeration"
+        return self.schedule.optimizer
+
     def _pins_changed(self, indices):
         """Points were pinned, unpinned or placed: they start without momentum, their
         gains afresh, and the mean is held where it now is."""

@@ -17,7 +17,9 @@ this surface, so a new method appears in the widget without any change to it:
 - ``pin(indices, positions=None)``, ``unpin(indices=None)``, ``move(indices,
   positions)`` and ``pinned`` hold points still and place them by hand; every
   gradient-based method's run has them (see
-  :class:`~nbembed.optim.run.ObjectiveRun`), callers check with ``hasattr``.
+  :class:`~nbembed.optim.run.ObjectiveRun`), callers check with ``hasattr``;
+- ``forces(indices=None)`` splits the current gradient into its terms, per
+  point (every gradient-based method's run; see docs/forces.md).
 
 Every public method of a run holds :data:`nbembed._config.KERNEL_LOCK` while
 it touches the state, so a worker thread stepping the run and the main thread

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _config
 from .descent import LineSearchDescent
-from .pinning import Pins, check_positions
+from .pinning import Pins, check_indices, check_positions
 from .protocol import Run
 
 logger = logging.getLogger("nbembed")
@@ -101,6 +101,61 @@ class ObjectiveRun(Run):
             self.objective.set_annotations(annotations, y)
             self._objective_changed()
         return self
+
+    # -- inspection -----------------------------------------------------------
+    def forces(self, indices=None):
+        """The current gradient split into its terms, one row per point.
+
+        The gradient is the one the next iteration follows: at the current
+        embedding, with the live parameters and the schedule's state now
+        (the early exaggeration factor, Mbed's lambda, NeRV's widening
+        stage). The terms add up to it to rounding; their sign is the
+        gradient's, so points move against their sum. Pinned points get zero
+        rows (the run's gradient has none for them). Which terms a method
+        has is documented with its objective's ``forces``.
+
+        Parameters
+        ----------
+        indices : int or array-like of int, optional
+            Points to return rows for, in this order (all points by default).
+            A few points cost O(len(indices) n) pair evaluations besides the
+            normalizers.
+
+        Returns
+        -------
+        Forces
+            Mapping term name -> ndarray (len(indices), n_components), with
+            ``labels``, ``exaggeration``, ``phase`` and, for Parametric
+            Embedding, ``anchors`` (the same split for the classes).
+
+        Raises
+        ------
+        ValueError, TypeError
+            For indices out of range, repeated or not integers.
+        """
+        rows = None if indices is None else check_indices(indices, self.n_samples)
+        with _config.KERNEL_LOCK:
+            self.objective.iteration = self.iteration
+            forces = self.objective.forces(self._variables(), rows, **self._force_options())
+            forces.phase = self._phase_name()
+            self._mask_forces(forces)
+        return forces
+
+    def _variables(self):
+        """The variables the objective is evaluated at (lock held)."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its gradient.")
+
+    def _force_options(self):
+        """Keyword arguments of the objective's ``forces`` from the schedule's state."""
+        return {}
+
+    def _phase_name(self):
+        """The schedule's phase now, for :meth:`forces` (None: no phases)."""
+        return None
+
+    def _mask_forces(self, forces):
+        """Zero the rows of held items in ``forces`` (lock held)."""
+        forces.mask(self._point_pins.indices)
 
     # -- pinned points --------------------------------------------------------
     @property
@@ -309,6 +364,9 @@ class LineSearchRun(ObjectiveRun):
             return float(self._descent.f)
 
     def _point_variables(self):
+        return self._x
+
+    def _variables(self):
         return self._x
 
     def _objective_changed(self):

@@ -32,10 +32,10 @@ class AnnotationExchange(traitlets.HasTraits):
         self._warn(f"Exported {describe(Annotations.from_json(text))} to {EXPORT_FILENAME}.")
 
     def import_annotations(self, text):
-        """Add the annotations in ``text`` (JSON from ``to_json``) to :attr:`annotations`.
+        """Add the annotations in ``text`` (JSON from ``to_json``) to ``ex.annotations``.
 
         Classes are matched by name, labels in ``text`` replace those of the
-        same points and its constraints are added; one :meth:`undo` reverts
+        same points and its constraints are added; one ``ex.undo()`` reverts
         the import.
 
         Raises

@@ -5,7 +5,7 @@ group to the group's centre and draws a dashed line between the two
 selections of each cannot-link. It sends the browser one uint32 buffer per
 change of the annotations, of size O(n + annotated points), never a list of
 pairs: a must-link group of g points costs g numbers, not g(g-1)/2, and a
-cannot-link between selections A and B costs |A| + |B|, not |A| |B|.
+cannot-link between selections A and B costs len(A) + len(B) numbers, not len(A) len(B).
 
 Layout of the buffer (uint32, little-endian), for n points and C cannot-links:
 

@@ -544,7 +544,7 @@ def bench_dataset(name, X, y, kind, alphas, args, out):
         t0 = time.perf_counter()
         base = HSSNE(perplexity=args.perplexity, affinity=kind, random_state=0).prepare(X)
         t_aff = time.perf_counter() - t0
-    P, Y0 = base.P, base.embedding
+    P, Y0 = base.objective.P, base.embedding
     del base
     label = "dense" if not sp.issparse(P) else "knn"
     nnz = P.nnz if sp.issparse(P) else int(np.count_nonzero(P))

@@ -120,12 +120,12 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
                     kl_qp += h[j] / z * (log_q - log_p[j])
         repulsion = np.zeros(d)
         for j in range(n):
-            if h[j] <= 0.0:
-                continue
             q = h[j] / z
+            if q <= 0.0:
+                continue
             w = tradeoff
             if tradeoff < 1.0:
-                w += (1.0 - tradeoff) * (math.log(q) - log_p[j] - kl_qp)
+                w += (1.0 - tradeoff) * (math.log(h[j]) - log_z - log_p[j] - kl_qp)
             w *= q * g[j]
             for e in range(d):
                 repulsion[e] += w * (Yt[e, i] - Rt[e, j])

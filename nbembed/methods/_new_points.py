@@ -173,6 +173,9 @@ def place(objective, Yt, *, max_iter=MAX_ITER, momentum=MOMENTUM, tol=TOLERANCE)
 
 def check_new_points(estimator, X):
     """``X`` as float64 with the fitted number of features, or a clear error."""
+    if np.ndim(X) == 1:
+        raise ValueError("Expected a 2-D array X (n_new, n_features), got a 1-D array. Reshape "
+                         "your data: X.reshape(1, -1) for a single point.")
     X = check_data(X, name="X")
     expected = estimator.n_features_in_
     if X.shape[1] != expected:

@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 from sklearn.metrics import pairwise_distances
-from sklearn.neighbors import NearestNeighbors
 
 from .. import _config
 from .._kernels.perplexity import conditional_probabilities as calibrate
@@ -38,6 +37,8 @@ from ..objectives.placement import PlacementObjective
 MAX_ITER = 100
 #: Momentum of the fixed-point step.
 MOMENTUM = 0.5
+#: Entries of the block of dissimilarities the neighbour search holds at once.
+NEIGHBOUR_BLOCK = 2**22
 #: A point stops once its step is shorter than this times the spread of the map.
 TOLERANCE = 1e-5
 
@@ -90,19 +91,37 @@ class NewPoints:
 
     # -- input neighbourhoods ------------------------------------------------------------
     def neighbours(self, X):
-        """Distances and indices (m, k) of each new point's nearest reference points."""
+        """Distances and indices (m, k) of each new point's nearest reference points.
+
+        Exact: the dissimilarities to all reference points, a block of new points at
+        a time (about ``NEIGHBOUR_BLOCK`` entries), then the k smallest of each row.
+        """
         k, n = self.n_neighbors, self.n_reference
-        if self.distances is not None or self.metric == "precomputed":
-            D = X if self.distances is None else self.distances.pairwise_distances(X, self.data)
-            if k >= n:
-                return np.asarray(D, dtype=np.float64), np.tile(np.arange(n), (D.shape[0], 1))
-            idx = np.argpartition(D, k - 1, axis=1)[:, :k]
-            return np.take_along_axis(D, idx, axis=1), idx
-        if k >= n:
-            D = pairwise_distances(X, self.data, metric=self.metric)
-            return D, np.tile(np.arange(n), (D.shape[0], 1))
-        index = NearestNeighbors(n_neighbors=k, metric=self.metric).fit(self.data)
-        return index.kneighbors(X)
+        rows = max(1, NEIGHBOUR_BLOCK // n)
+        dist = np.empty((X.shape[0], k))
+        idx = np.empty((X.shape[0], k), dtype=np.int64)
+        for start in range(0, X.shape[0], rows):
+            block = slice(start, start + rows)
+            D = self._dissimilarities(X[block])
+            if k < n:
+                chosen = np.argpartition(D, k - 1, axis=1)[:, :k]
+                D = np.take_along_axis(D, chosen, axis=1)
+            else:
+                chosen = np.broadcast_to(np.arange(n), D.shape)
+            dist[block], idx[block] = D, chosen
+        if self.metric == "euclidean" and self.distances is None:
+            np.sqrt(np.maximum(dist, 0.0), out=dist)
+        return dist, idx
+
+    def _dissimilarities(self, X):
+        """Rows of new points against all reference points (squared if Euclidean)."""
+        if self.distances is not None:
+            return self.distances.pairwise_distances(X, self.data)
+        if self.metric == "precomputed":
+            return X
+        if self.metric == "euclidean":
+            return pairwise_distances(X, self.data, metric="euclidean", squared=True)
+        return pairwise_distances(X, self.data, metric=self.metric)
 
     def affinities(self, X):
         """p_{j|new} over each new point's reference neighbours.

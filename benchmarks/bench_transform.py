@@ -147,7 +147,7 @@ def main(argv=None):
                      y_test=y_test)
             for library in LIBRARIES:
                 r = run_child(library, split_path, args)
-                method = "HSSNE(alpha=1)" if library == "nbembed" else "openTSNE TSNE()"
+                method = "HSSNE(alpha=1)" if library == "nbembed" else "TSNE()"
                 lines.append(f"| {name} | {size} | {library} {method} | {r['accuracy']:.3f} | "
                              f"{r['fit_seconds']:.1f} | {r['seconds_per_1000']:.2f} |")
                 print(lines[-1], flush=True)

@@ -14,6 +14,7 @@ import reference_placement as ref
 from nbembed import HSSNE, SNE, Mbed, NeRV, SNeRV
 from nbembed._kernels.nerv import P_FLOOR
 from nbembed.affinity.learning_metric import LearningMetric
+from nbembed.methods import _new_points as new_points
 from nbembed.methods._new_points import place
 from nbembed.objectives.placement import PlacementObjective
 from test_gradients import finite_difference
@@ -131,10 +132,15 @@ def test_new_points_land_among_their_class(fitted_hssne, digits_split):
         _knn_accuracy(X, y, X_new, y_new) - 0.03
 
 
-def test_transform_is_per_point_and_independent_of_threads(fitted_hssne, digits_split):
+def test_transform_is_per_point_and_independent_of_threads(fitted_hssne, digits_split,
+                                                         monkeypatch):
     _, _, X_new, _ = digits_split
     Y = fitted_hssne.transform(X_new)
     assert np.array_equal(fitted_hssne.transform(X_new[::3]), Y[::3])
+    # Small blocks of neighbour search and placement change nothing.
+    monkeypatch.setattr(new_points, "NEIGHBOUR_BLOCK", 1000)
+    assert np.array_equal(fitted_hssne.transform(X_new), Y)
+    monkeypatch.undo()
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)

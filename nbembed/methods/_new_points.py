@@ -153,10 +153,19 @@ class NewPoints:
                                   tradeoff=self.tradeoff)
 
     def transform(self, X):
-        """Positions of the new points ``X`` (validated by the caller), shape (m, d)."""
-        objective = self.objective(X)
+        """Positions of the new points ``X`` (validated by the caller), shape (m, d).
+
+        The points are placed a block at a time (k n_new of at most about
+        ``NEIGHBOUR_BLOCK`` affinities), which bounds the memory and, the points
+        being independent, changes no result.
+        """
         tol = TOLERANCE * float(np.sqrt(np.mean(np.var(self.embedding, axis=0)))) or TOLERANCE
-        return place(objective, objective.start(), tol=tol).T.copy()
+        Y = np.empty((X.shape[0], self.embedding.shape[1]))
+        rows = max(1, NEIGHBOUR_BLOCK // self.n_neighbors)
+        for start in range(0, X.shape[0], rows):
+            objective = self.objective(X[start:start + rows])
+            Y[start:start + rows] = place(objective, objective.start(), tol=tol).T
+        return Y
 
 
 def place(objective, Yt, *, max_iter=MAX_ITER, momentum=MOMENTUM, tol=TOLERANCE):

@@ -160,22 +160,28 @@ def test_precomputed_dissimilarities(digits_split):
         model.transform(X_new)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: SNE(perplexity=15, max_iter=200, random_state=0),
-    lambda: NeRV(n_neighbors=15, max_iter=40, anneal_iter=10, random_state=0),
-    lambda: SNeRV(max_iter=40, anneal_iter=10, random_state=0,
-                  learning_metric=LearningMetric(n_components=20, sigma=16.0, max_iter=50,
-                                                 random_state=0)),
-    lambda: Mbed(n_classes=10, max_iter=120, random_state=0),
-], ids=["SNE", "NeRV", "SNeRV", "Mbed"])
-def test_every_method_places_training_and_new_points(make, digits_split):
+@pytest.mark.parametrize("make, near", [
+    (lambda: SNE(perplexity=15, max_iter=200, random_state=0), 0.1),
+    (lambda: NeRV(n_neighbors=15, max_iter=40, anneal_iter=10, random_state=0), 0.1),
+    (lambda: SNeRV(max_iter=40, anneal_iter=10, random_state=0,
+                   learning_metric=LearningMetric(n_components=20, sigma=16.0, max_iter=50,
+                                                  random_state=0)), 0.1),
+    (lambda: Mbed(n_classes=10, max_iter=120, random_state=0), 0.1),
+    # Only the SNE part places a point, without the margin terms that pushed it from the
+    # boundaries in the fit; with 40 neighbours those dominated, so the position moves
+    # (about half the spread) while the neighbourhood, and so the class, stays.
+    (lambda: Mbed(n_classes=10, affinity="knn", n_neighbors=40, max_iter=120,
+                  random_state=0), None),
+], ids=["SNE", "NeRV", "SNeRV", "Mbed", "Mbed-knn"])
+def test_every_method_places_training_and_new_points(make, near, digits_split):
     X, y, X_new, y_new = digits_split
     model = make().fit(X, y if isinstance(make(), SNeRV) else None)
     Y = model.transform(X)
     spread = _spread(model.embedding_)
     # The fit's positions also answer the other points' neighbourhoods (p_{i|j}), which a
     # point placed alone does not feel: near, within a tenth of the map's spread.
-    assert np.median(np.linalg.norm(Y - model.embedding_, axis=1)) < 0.1 * spread
+    if near is not None:
+        assert np.median(np.linalg.norm(Y - model.embedding_, axis=1)) < near * spread
     assert _knn_accuracy(model.embedding_, y, Y, y) > 0.9
     assert _knn_accuracy(model.embedding_, y, model.transform(X_new), y_new) > 0.8
 

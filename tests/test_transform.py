@@ -167,9 +167,9 @@ def test_precomputed_dissimilarities(digits_split):
                    learning_metric=LearningMetric(n_components=20, sigma=16.0, max_iter=50,
                                                   random_state=0)), 0.1),
     (lambda: Mbed(n_classes=10, max_iter=120, random_state=0), 0.1),
-    # Only the SNE part places a point, without the margin terms that pushed it from the
-    # boundaries in the fit; with 40 neighbours those dominated, so the position moves
-    # (about half the spread) while the neighbourhood, and so the class, stays.
+    # Only the SNE part places a point; the fitted position also answered the boundary
+    # terms and the other points' sparse neighbourhoods. It moves (about half the spread
+    # here) while the neighbourhood, and so the class, stays.
     (lambda: Mbed(n_classes=10, affinity="knn", n_neighbors=40, max_iter=120,
                   random_state=0), None),
 ], ids=["SNE", "NeRV", "SNeRV", "Mbed", "Mbed-knn"])

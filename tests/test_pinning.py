@@ -430,7 +430,7 @@ def test_pins_hold_while_the_worker_steps_changes_and_restarts(data):
 def test_the_examples_of_docs_arrange_run():
     page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "arrange.md"
     blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace = {}
     for block in blocks:   # one session: later examples use earlier names
         exec(compile(block, str(page), "exec"), namespace)

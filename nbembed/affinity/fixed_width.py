@@ -63,11 +63,17 @@ def sparse_input_neighbourhoods(dist, idx, sigma):
     scipy.sparse.csr_matrix (n, n), rows summing to one
     """
     n, k = dist.shape
+    P = fixed_width_rows(dist, sigma)
+    return sp.csr_matrix((P.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+
+
+def fixed_width_rows(dist, sigma):
+    """exp(-d^2 / sigma^2) of every row of ``dist`` (m, k), normalized to sum to one."""
     logits = -np.square(dist, dtype=np.float64) * _precision(sigma)
     logits -= logits.max(axis=1, keepdims=True)
     P = np.exp(logits)
     P /= P.sum(axis=1, keepdims=True)
-    return sp.csr_matrix((P.ravel(), idx.ravel(), np.arange(0, n * k + 1, k)), shape=(n, n))
+    return P
 
 
 def default_sigma(D, n_classes):

@@ -12,10 +12,12 @@ from scipy.sparse.linalg import ArpackError, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_data, check_dense_allowed, check_number, \
     check_option, check_square_nonnegative
 from ..optim.pinning import check_indices
+from ._new_points import check_new_points
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
 #: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
@@ -72,8 +74,52 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             run.pin(*pins)
         run.run(callbacks)
         self._store_fitted(run)
+        self._new_points = self._keep_for_new_points(X, run)
         warn_about_divergence(run)
         return self
+
+    def _keep_for_new_points(self, X, run):
+        """The :class:`~nbembed.methods._new_points.NewPoints` that ``transform``
+        places new points with, or None where they cannot be placed."""
+        return None
+
+    def transform(self, X):
+        """Place new points against the fitted map without moving it.
+
+        Each new point gets an input neighbourhood over its nearest training
+        points, calibrated as in the fit (the fitted perplexity or width),
+        starts at the weighted mean of their positions and minimizes its own
+        cost against the fixed ``embedding_`` with the method's output kernel.
+        New points do not interact: each lands where it would alone. A training
+        point lands near, not exactly at, its fitted position. See
+        docs/arrange.md ("New points").
+
+        Parameters
+        ----------
+        X : array-like (n_new, n_features)
+            New data; with ``metric="precomputed"``, their dissimilarities to
+            the training points, shape (n_new, n_train).
+
+        Returns
+        -------
+        ndarray (n_new, n_components)
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError
+            For a wrong number of features, NaN or infinity, or a fit on
+            precomputed affinities.
+        """
+        check_is_fitted(self, "embedding_")
+        new_points = getattr(self, "_new_points", None)
+        if new_points is None:
+            raise ValueError(f"{type(self).__name__} cannot place new points: it was fitted on "
+                             f"precomputed affinities (affinity='precomputed'), which relate "
+                             f"no new point to the training points. Fit it on data, or on "
+                             f"dissimilarities with metric='precomputed'.")
+        return new_points.transform(check_new_points(self, X))
 
     def _store_fitted(self, run):
         """Copy what a finished run produced into the fitted attributes."""

@@ -19,6 +19,7 @@ from ..objectives.hssne import ALPHA, REPULSIONS, RHO, HSSNEObjective, resolve_r
 from ..optim import EmbeddingRun
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, validate_input
+from ._new_points import perplexity_new_points
 
 #: ``optimizer="auto"`` uses the accelerated fixed-point update above this alpha
 #: and gradient descent up to it: on digits gradient descent ended about 1% lower
@@ -313,3 +314,8 @@ class HSSNE(EmbeddingEstimator):
     def _store_fitted(self, run):
         super()._store_fitted(run)
         self.affinities_ = run.objective.P
+
+    def _keep_for_new_points(self, X, run):
+        if self.affinity == "precomputed":
+            return None
+        return perplexity_new_points(self, X, alpha=run.objective.alpha)

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
 from .._kernels import mbed as kernels
@@ -33,6 +34,7 @@ from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
+from ._new_points import NewPoints
 from .mbed_run import MbedRun
 
 #: Standard deviation of the start of the crude SNE embedding (Algorithm 1, line 2).
@@ -328,3 +330,55 @@ class Mbed(EmbeddingEstimator):
         self.history_ = run.history
         self.n_iter_ = run.iteration
         self._n_features_out = self.embedding_.shape[1]
+
+    def _keep_for_new_points(self, X, run):
+        # The SNE part places a new point: p of the fitted width sigma over the
+        # fit's neighbourhood (all points, or the k nearest), Gaussian output.
+        X = validate_input(X, min_samples=4, metric=self.metric)
+        n = X.shape[0]
+        k = n if self.affinity == "exact" or (
+            self.affinity == "auto" and n <= _config.DENSE_AFFINITY_MAX_N) else \
+            (min(n - 1, KNN_NEIGHBORS) if self.n_neighbors is None else self.n_neighbors)
+        return NewPoints(None if self.metric == "precomputed" else X, self.embedding_,
+                         n_neighbors=k, sigma=self.sigma_, metric=self.metric)
+
+    def predict_proba(self, X):
+        """Class probabilities of new points: their memberships where ``transform`` puts them.
+
+        m_k = softmax_k(<w_k, y> / lambda) with the class directions
+        ``directions_`` and the lambda of the selected annealing step, as
+        ``membership_`` of the training points (uniform if the fit stopped
+        before the first annealing step).
+
+        Parameters
+        ----------
+        X : array-like (n_new, n_features)
+
+        Returns
+        -------
+        ndarray (n_new, n_classes)
+        """
+        return self.memberships_at(self.transform(X))
+
+    def predict(self, X):
+        """The most probable class of each new point (argmax of :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like (n_new, n_features)
+
+        Returns
+        -------
+        ndarray of int (n_new,)
+        """
+        return self.predict_proba(X).argmax(axis=1)
+
+    def memberships_at(self, Y):
+        """Memberships m_ik of positions ``Y`` (n, n_components) in the fitted map."""
+        check_is_fitted(self, "embedding_")
+        Y = np.asarray(Y, dtype=np.float64)
+        if self.selected_step_ is None:
+            return np.full((Y.shape[0], self.directions_.shape[0]),
+                           1.0 / self.directions_.shape[0])
+        lam = self.lambda_path_[self.selected_step_]
+        return np.exp(kernels.log_membership(Y, self.directions_, lam))

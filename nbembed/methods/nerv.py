@@ -38,6 +38,7 @@ from ..affinity.widening import widening_stages
 from ..objectives.nerv import TRADEOFF, NeRVObjective
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
+from ._new_points import NewPoints
 from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, metric_targets
 
 logger = logging.getLogger("nbembed")
@@ -116,6 +117,17 @@ class _NeRVEstimator(EmbeddingEstimator):
         self.recall_divergence_, self.precision_divergence_ = run.divergences
         self.affinities_ = run.P
         self.bandwidths_ = 1.0 / np.sqrt(run.beta)
+
+    def _keep_for_new_points(self, X, run):
+        # NeRV's neighbourhoods span all points: p over every training point, and
+        # the new point's own calibrated precision in its output kernel too.
+        learned = getattr(run, "learning_metric", None)
+        metric = "euclidean" if learned is not None else self.metric
+        data = validate_input(X, min_samples=4, metric=metric)
+        return NewPoints(None if metric == "precomputed" else data, self.embedding_,
+                         n_neighbors=data.shape[0], perplexity=run.n_neighbors, metric=metric,
+                         distances=learned, tradeoff=run.objective.tradeoff,
+                         input_precision=True)
 
 
 class NeRV(_NeRVEstimator):

@@ -14,6 +14,7 @@ from ..objectives.sne import SNEObjective
 from ..optim import EmbeddingRun
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, validate_input
+from ._new_points import perplexity_new_points
 
 
 class SNE(EmbeddingEstimator):
@@ -83,3 +84,6 @@ class SNE(EmbeddingEstimator):
                                   self.random_state, metric=self.metric)
         self.n_features_in_ = X.shape[1]
         return EmbeddingRun(SNEObjective(P), start, optimizer="gradient", **schedule)
+
+    def _keep_for_new_points(self, X, run):
+        return perplexity_new_points(self, X, alpha=0.0)

@@ -1,0 +1,224 @@
+"""transform: new points placed against a fitted map (HSSNE, SNE, NeRV, SNeRV, Mbed)."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import pairwise_distances
+from sklearn.neighbors import KNeighborsClassifier
+
+import reference_placement as ref
+from nbembed import HSSNE, SNE, Mbed, NeRV, SNeRV
+from nbembed._kernels.nerv import P_FLOOR
+from nbembed.affinity.learning_metric import LearningMetric
+from nbembed.methods import _new_points as new_points
+from nbembed.methods._new_points import place
+from nbembed.objectives.placement import PlacementObjective
+from test_gradients import finite_difference
+
+LOG_FLOOR = math.log(P_FLOOR)
+
+
+def _problem(rng, m=5, n=30, k=8, d=2):
+    R = rng.normal(size=(n, d)) * 2.0
+    Y = rng.normal(size=(m, d)) * 2.0
+    indices = np.array([rng.choice(n, size=k, replace=False) for _ in range(m)])
+    P = rng.random((m, k)) + 0.05
+    P /= P.sum(axis=1, keepdims=True)
+    precision = rng.uniform(0.3, 2.0, size=m)
+    return R, Y, indices, P, precision
+
+
+# -- the kernel and its gradient -----------------------------------------------------------
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0, 1.5])
+@pytest.mark.parametrize("tradeoff", [1.0, 0.3, 0.0])
+def test_kernel_matches_the_numpy_reference(rng, alpha, tradeoff):
+    R, Y, indices, P, precision = _problem(rng)
+    objective = PlacementObjective(R, indices, P, precision, alpha=alpha, tradeoff=tradeoff)
+    Yt = np.ascontiguousarray(Y.T)
+    grad = np.empty_like(Yt)
+    costs, scales = objective.point_costs(Yt, grad)
+    args = (R, Y, indices, P, precision, alpha, tradeoff, LOG_FLOOR)
+    np.testing.assert_allclose(costs, ref.placement_costs(*args), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad.T, ref.placement_gradient(*args), rtol=1e-9, atol=1e-12)
+    tau = ((Y[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    G = precision[:, None] / (1 + alpha * precision[:, None] * tau)
+    np.testing.assert_allclose(scales, (ref.dense_rows(indices, P, len(R)) * G).sum(axis=1),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1.5])
+@pytest.mark.parametrize("tradeoff", [1.0, 0.4])
+def test_gradient_by_finite_differences(rng, alpha, tradeoff):
+    R, Y, indices, P, precision = _problem(rng)
+    objective = PlacementObjective(R, indices, P, precision, alpha=alpha, tradeoff=tradeoff)
+
+    def cost(Z):
+        return objective.value(np.ascontiguousarray(Z.T))
+
+    grad = np.empty((2, len(Y)))
+    objective.value_and_gradient(np.ascontiguousarray(Y.T), grad)
+    np.testing.assert_allclose(grad.T, finite_difference(cost, Y), rtol=1e-5, atol=1e-8)
+
+
+def test_far_point_under_the_gaussian_kernel_stays_finite(rng):
+    R, Y, indices, P, precision = _problem(rng)
+    Y[0] = [1e4, -1e4]
+    objective = PlacementObjective(R, indices, P, precision, alpha=0.0)
+    grad = np.empty((2, len(Y)))
+    costs, _ = objective.point_costs(np.ascontiguousarray(Y.T), grad)
+    assert np.all(np.isfinite(costs)) and np.all(np.isfinite(grad))
+    # KL written with the log-sum-exp by hand: the kernel must not lose the far point.
+    tau = ((Y[0] - R) ** 2).sum(-1) * precision[0]
+    log_q = -(tau - tau.min()) - np.log(np.exp(-(tau - tau.min())).sum())
+    expected = np.sum(P[0] * (np.log(P[0]) - log_q[indices[0]]))
+    assert costs[0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_placement_lowers_every_point_cost_and_ignores_the_others(rng):
+    R, Y, indices, P, precision = _problem(rng, m=6)
+    objective = PlacementObjective(R, indices, P, alpha=1.0)
+    start = objective.start()
+    before, _ = objective.point_costs(start.copy(), np.empty_like(start))
+    placed = place(objective, start.copy())
+    after, _ = objective.point_costs(placed, np.empty_like(placed))
+    assert np.all(after <= before + 1e-12) and np.any(after < before - 1e-3)
+    # The same points placed two at a time land bit for bit at the same places.
+    for pair in ([0, 1], [2, 5]):
+        alone = PlacementObjective(R, indices[pair], P[pair], alpha=1.0)
+        assert np.array_equal(place(alone, alone.start()), placed[:, pair])
+
+
+# -- estimators on digits ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def digits_split():
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(X))[:500]
+    return X[order[:400]], y[order[:400]], X[order[400:]], y[order[400:]]
+
+
+@pytest.fixture(scope="module")
+def fitted_hssne(digits_split):
+    X, _, _, _ = digits_split
+    return HSSNE(perplexity=20, max_iter=400, random_state=0).fit(X)
+
+
+def _knn_accuracy(Y_train, y_train, Y, y):
+    return KNeighborsClassifier(n_neighbors=10).fit(Y_train, y_train).score(Y, y)
+
+
+def _spread(Y):
+    return float(np.sqrt(np.var(Y, axis=0).sum()))
+
+
+def test_training_points_land_near_their_fitted_positions(fitted_hssne, digits_split):
+    X, y, _, _ = digits_split
+    Y = fitted_hssne.transform(X)
+    distance = np.linalg.norm(Y - fitted_hssne.embedding_, axis=1)
+    assert np.median(distance) < 0.05 * _spread(fitted_hssne.embedding_)
+    assert _knn_accuracy(fitted_hssne.embedding_, y, Y, y) > 0.95
+
+
+def test_new_points_land_among_their_class(fitted_hssne, digits_split):
+    X, y, X_new, y_new = digits_split
+    Y_new = fitted_hssne.transform(X_new)
+    assert Y_new.shape == (len(X_new), 2)
+    assert _knn_accuracy(fitted_hssne.embedding_, y, Y_new, y_new) > 0.9
+    # About as well as the same classifier in the input space.
+    assert _knn_accuracy(fitted_hssne.embedding_, y, Y_new, y_new) >= \
+        _knn_accuracy(X, y, X_new, y_new) - 0.03
+
+
+def test_transform_is_per_point_and_independent_of_threads(fitted_hssne, digits_split,
+                                                         monkeypatch):
+    _, _, X_new, _ = digits_split
+    Y = fitted_hssne.transform(X_new)
+    assert np.array_equal(fitted_hssne.transform(X_new[::3]), Y[::3])
+    # Small blocks of neighbour search and placement change nothing.
+    monkeypatch.setattr(new_points, "NEIGHBOUR_BLOCK", 1000)
+    assert np.array_equal(fitted_hssne.transform(X_new), Y)
+    monkeypatch.undo()
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = fitted_hssne.transform(X_new)
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(single, Y)
+
+
+def test_precomputed_dissimilarities(digits_split):
+    X, y, X_new, y_new = digits_split
+    model = SNE(perplexity=15, metric="precomputed", max_iter=200, random_state=0)
+    model.fit(pairwise_distances(X))
+    Y_new = model.transform(pairwise_distances(X_new, X))
+    assert _knn_accuracy(model.embedding_, y, Y_new, y_new) > 0.8
+    with pytest.raises(ValueError, match="dissimilarities to the training points"):
+        model.transform(X_new)
+
+
+@pytest.mark.parametrize("make, near", [
+    (lambda: SNE(perplexity=15, max_iter=200, random_state=0), 0.1),
+    (lambda: NeRV(n_neighbors=15, max_iter=40, anneal_iter=10, random_state=0), 0.1),
+    (lambda: SNeRV(max_iter=40, anneal_iter=10, random_state=0,
+                   learning_metric=LearningMetric(n_components=20, sigma=16.0, max_iter=50,
+                                                  random_state=0)), 0.1),
+    (lambda: Mbed(n_classes=10, max_iter=120, random_state=0), 0.1),
+    # Only the SNE part places a point; the fitted position also answered the boundary
+    # terms and the other points' sparse neighbourhoods. It moves (about half the spread
+    # here) while the neighbourhood, and so the class, stays.
+    (lambda: Mbed(n_classes=10, affinity="knn", n_neighbors=40, max_iter=120,
+                  random_state=0), None),
+], ids=["SNE", "NeRV", "SNeRV", "Mbed", "Mbed-knn"])
+def test_every_method_places_training_and_new_points(make, near, digits_split):
+    X, y, X_new, y_new = digits_split
+    model = make().fit(X, y if isinstance(make(), SNeRV) else None)
+    Y = model.transform(X)
+    spread = _spread(model.embedding_)
+    # The fit's positions also answer the other points' neighbourhoods (p_{i|j}), which a
+    # point placed alone does not feel: near, within a tenth of the map's spread.
+    if near is not None:
+        assert np.median(np.linalg.norm(Y - model.embedding_, axis=1)) < near * spread
+    assert _knn_accuracy(model.embedding_, y, Y, y) > 0.9
+    assert _knn_accuracy(model.embedding_, y, model.transform(X_new), y_new) > 0.8
+
+
+def test_mbed_predicts_memberships_of_new_points(digits_split):
+    X, _, X_new, _ = digits_split
+    model = Mbed(n_classes=3, max_iter=100, random_state=0).fit(X)
+    proba = model.predict_proba(X_new)
+    assert proba.shape == (len(X_new), 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(model.predict(X_new), proba.argmax(axis=1))
+    np.testing.assert_allclose(model.memberships_at(model.embedding_), model.membership_,
+                               atol=1e-12)
+    # Training points placed again mostly keep the cluster they were given.
+    assert np.mean(model.predict(X) == model.labels_) > 0.9
+
+
+# -- errors ---------------------------------------------------------------------------------------
+def test_bad_input_is_refused_clearly(fitted_hssne, digits_split):
+    _, _, X_new, _ = digits_split
+    with pytest.raises(ValueError, match="X has 10 features, but HSSNE is expecting 64"):
+        fitted_hssne.transform(X_new[:, :10])
+    bad = X_new[:3].copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fitted_hssne.transform(bad)
+    with pytest.raises(ValueError, match="2-D"):
+        fitted_hssne.transform(X_new[0])
+    with pytest.raises(NotFittedError):
+        HSSNE().transform(X_new)
+    with pytest.raises(NotFittedError):
+        Mbed().predict(X_new)
+
+
+def test_precomputed_affinities_cannot_place_new_points(digits_split):
+    X = digits_split[0][:60]
+    A = np.exp(-pairwise_distances(X) ** 2 / 2000.0)
+    model = HSSNE(affinity="precomputed", perplexity=5, max_iter=30, random_state=0).fit(A)
+    with pytest.raises(ValueError, match="affinity='precomputed'"):
+        model.transform(A[:3])

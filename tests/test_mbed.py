@@ -12,8 +12,6 @@ import reference_mbed as refm
 from conftest import load_shared
 from nbembed import Annotations
 from nbembed._kernels import mbed as kernels
-from nbembed.affinity.label_spreading import knn_graph, spread_labels
-from nbembed.affinity.perplexity import nearest_neighbors
 from nbembed.methods.mbed import Mbed
 from nbembed.methods.mbed_run import conjugate_gradients, embedding_radius, margin_criterion
 from nbembed.optim.schedules import iterations_per_step, lambda_schedule
@@ -299,51 +297,6 @@ def test_schedule_records_every_step(rng):
     assert [h["iteration"] for h in run.history] == list(range(61))
 
 
-def test_label_spreading_fills_each_labelled_cluster(rng):
-    X, y = blobs(rng, n_per=20, K=3, gap=8.0)
-    X = np.vstack([X, 100.0 + rng.normal(size=(15, 5))])  # a cluster no label reaches
-    targets = np.zeros((75, 3))
-    targets[[0, 20, 40], [0, 1, 2]] = 1.0
-    _, idx = nearest_neighbors(X, 10)
-    graph = knn_graph(idx)
-    assert (graph != graph.T).nnz == 0 and graph.diagonal().sum() == 0
-    F = spread_labels(graph, targets)
-    np.testing.assert_allclose(F.sum(axis=1), 1.0)
-    np.testing.assert_array_equal(F[:60].argmax(axis=1), y)
-    np.testing.assert_allclose(F[60:], 1.0 / 3)
-    # class mass normalization: three labels for class 0 do not let it take over
-    targets[[1, 2], 0] = 1.0
-    np.testing.assert_array_equal(spread_labels(graph, targets)[:60].argmax(axis=1), y)
-
-
-def test_annealing_starts_from_the_spread_labels(rng):
-    X, y = blobs(rng, n_per=20, K=3, gap=8.0)
-    partial = np.full(60, -1)
-    partial[[0, 20, 40]] = [0, 1, 2]
-    model = small(3, n_iter_init=0)
-    run = model.prepare(X, partial)
-    assert model.anneal_start_ == "labels"
-    # every point starts in the region of its cluster's class, near r w_k
-    np.testing.assert_array_equal(run.membership.argmax(axis=1), y)
-    assert np.linalg.norm(run.embedding, axis=1).mean() > 0.3 * run.radius
-    random = small(3, n_iter_init=0, anneal_start="random")
-    run = random.prepare(X, partial)
-    assert random.anneal_start_ == "random"
-    assert run.embedding.std() == pytest.approx(1e-3 * run.radius, rel=0.3)
-
-
-@pytest.mark.parametrize("K, labelled, expected", [
-    (2, True, "random"), (3, False, "random"), (3, True, "labels")])
-def test_automatic_anneal_start(rng, K, labelled, expected):
-    X, y = blobs(rng, n_per=20, K=K)
-    partial = np.where(np.arange(len(y)) % 10 == 0, y, -1) if labelled else None
-    model = small(K, max_iter=30)
-    model.fit(X, partial)
-    assert model.anneal_start_ == expected
-    same = small(K, max_iter=30, anneal_start=expected).fit(X, partial)
-    np.testing.assert_array_equal(model.embedding_, same.embedding_)
-
-
 def test_fit_attributes_and_determinism(rng):
     X, y = blobs(rng)
     a = small().fit(X)
@@ -523,8 +476,6 @@ def test_threads_neither_interfere_nor_change_results():
     (dict(sigma=1e-300), "sigma = 1e-300 is too small"),
     (dict(sigma=1e-300, affinity="knn"), "sigma = 1e-300 is too small"),
     (dict(label_weight=-1.0), "label_weight"),
-    (dict(anneal_start="spectral"), "anneal_start"),
-    (dict(anneal_start="labels"), "no point is labelled"),
 ])
 def test_bad_parameters(rng, params, match):
     X, _ = blobs(rng)

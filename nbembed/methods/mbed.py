@@ -31,6 +31,7 @@ from .._kernels import mbed as kernels
 from .._validation import check_dense_allowed, check_number, check_option
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
+from ..affinity.label_spreading import SPREAD_NEIGHBORS, knn_graph, spread_labels
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -43,6 +44,7 @@ SNE_INIT_SCALE = 0.1
 KNN_NEIGHBORS = 90
 AFFINITIES = ("auto", "exact", "knn")
 REPULSIONS = ("auto", "exact", "fft")
+ANNEAL_STARTS = ("auto", "random", "labels")
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -94,6 +96,16 @@ class Mbed(EmbeddingEstimator):
         instead of the entropy of the mean membership.
     label_weight : float, default=1.0
         Factor on the label term D (1 in the paper).
+    anneal_start : {"auto", "random", "labels"}, default="auto"
+        Where the annealing starts. "random": the paper's restart, every point
+        near the origin (N(0, (1e-3 r)^2)). "labels": point i near
+        r * sum_k f_ik w_k, with f_i its class probabilities after label
+        spreading over the 10-nearest-neighbour graph (Zhou et al., 2004),
+        so each class starts in its own region; needs labels. "auto" is
+        "labels" for K > 2 classes with at least one labelled point and
+        "random" otherwise: with many classes the random restart leaves whole
+        clusters in the wrong region before the labels weigh anything (see
+        docs/mbed.md), for two classes it already finds the paper's optimum.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances``, or
         "precomputed" for a matrix of dissimilarities (non-negative, zero
@@ -146,6 +158,8 @@ class Mbed(EmbeddingEstimator):
         The crude SNE embedding that set the radius.
     radius_ : float
     sigma_ : float
+    anneal_start_ : str
+        "random" or "labels": how the annealing started.
     directions_ : ndarray (n_classes, n_components)
         The class directions w_k.
     cost_ : float
@@ -173,7 +187,8 @@ class Mbed(EmbeddingEstimator):
     annotation_kinds = MbedObjective.annotation_kinds
 
     def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, max_iter=500,
-                 n_iter_init=10, class_prior=None, label_weight=1.0, metric="euclidean",
+                 n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
+                 metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
                  repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
@@ -183,6 +198,7 @@ class Mbed(EmbeddingEstimator):
         self.n_iter_init = n_iter_init
         self.class_prior = class_prior
         self.label_weight = label_weight
+        self.anneal_start = anneal_start
         self.metric = metric
         self.sigma = sigma
         self.affinity = affinity
@@ -262,10 +278,32 @@ class Mbed(EmbeddingEstimator):
                 raise ValueError("init contains NaN or infinity.")
         noise = rng.standard_normal((d, n))
         self.n_features_in_ = X.shape[1]
-        objective = MbedObjective(M, p_log_p, directions=kernels.simplex_directions(K, d),
-                                  soft_labels=soft, label_weights=weights, repulsion=repulsion,
-                                  **label_terms)
-        return MbedRun(objective, start, noise, **schedule)
+        directions = kernels.simplex_directions(K, d)
+        self.anneal_start_ = self._resolve_anneal_start(K, weights)
+        centres = None
+        if self.anneal_start_ == "labels":
+            centres = self._spread_labels(X, soft * weights[:, None]) @ directions
+        objective = MbedObjective(M, p_log_p, directions=directions, soft_labels=soft,
+                                  label_weights=weights, repulsion=repulsion, **label_terms)
+        return MbedRun(objective, start, noise, anneal_start=centres, **schedule)
+
+    def _resolve_anneal_start(self, n_classes, label_weights):
+        mode = check_option(self.anneal_start, "anneal_start", ANNEAL_STARTS)
+        labelled = bool(np.any(label_weights > 0))
+        if mode == "labels" and not labelled:
+            raise ValueError('anneal_start="labels" spreads the labels, but no point is '
+                             'labelled; pass labels (y or annotations) or use '
+                             'anneal_start="random".')
+        if mode == "auto":
+            return "labels" if n_classes > 2 and labelled else "random"
+        return mode
+
+    def _spread_labels(self, X, targets):
+        """Class probabilities (n, K) of every point after label spreading."""
+        k = min(X.shape[0] - 1, SPREAD_NEIGHBORS)
+        _, idx = nearest_neighbors(X, k, metric=self.metric, neighbors=self.neighbors,
+                                   random_state=self.random_state)
+        return spread_labels(knn_graph(idx), targets)
 
     def _resolve_repulsion(self, n, d):
         repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)

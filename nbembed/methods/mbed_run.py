@@ -115,7 +115,8 @@ class MbedRun(LineSearchRun):
     """A resumable Mbed optimization: Algorithm 1 one CG iteration at a time.
 
     The schedule: ``n_iter_init`` iterations of SNE alone from N(0, 0.1^2);
-    then the radius r of that embedding, a restart from N(0, (1e-3 r)^2) and
+    then the radius r of that embedding, a restart from N(0, (1e-3 r)^2)
+    (around ``r * anneal_start`` when given) and
     ``n_anneal - 1`` annealing steps with lambda from 20 r down to 0.2 r,
     sharing the remaining iterations. The restart leaves pinned points
     (:meth:`pin`) where they are. At the end of each step its embedding,
@@ -134,6 +135,9 @@ class MbedRun(LineSearchRun):
         Start of the initial SNE.
     restart_noise : ndarray (d, n)
         Standard normal draws for the restart before annealing.
+    anneal_start : ndarray (n, d) or None
+        Where the restart centres each point, in units of r (the noise is
+        added): None is the origin, the paper's restart.
     n_iter, n_iter_init, n_anneal : int
         The schedule: iterations in all, for the initial SNE, and p.
 
@@ -159,7 +163,9 @@ class MbedRun(LineSearchRun):
     #: lambda is the schedule's, so the run, not the objective, takes it live.
     live_parameters = {"lambda_": LAMBDA}
 
-    def __init__(self, objective, Y0, restart_noise, *, n_iter=500, n_iter_init=10, n_anneal=20):
+    def __init__(self, objective, Y0, restart_noise, *, n_iter=500, n_iter_init=10, n_anneal=20,
+                 anneal_start=None):
+        self._anneal_start = None if anneal_start is None else np.asarray(anneal_start).T
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         super().__init__(objective, self._Yt, PolakRibiere(), n_iter=n_iter, **MINIMIZE_M)
         self.live_parameters = type(self).live_parameters
@@ -293,6 +299,8 @@ class MbedRun(LineSearchRun):
         pinned = self._point_pins.indices
         held = self._Yt[:, pinned]
         self._Yt[:] = ANNEAL_INIT_SCALE * self.radius * self._restart_noise
+        if self._anneal_start is not None:
+            self._Yt += self.radius * self._anneal_start
         self._Yt[:, pinned] = held  # the restart leaves pinned points where they are
         self.anneal_step = 0
         slider = (round(0.5 * LAMBDA_END * self.radius, 3),

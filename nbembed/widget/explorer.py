@@ -33,6 +33,7 @@ from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
 from .precomputed import Precomputed
+from .teaching import Teaching
 from .traits import UINT32, binary_trait, decode, encode
 from .view import VIEWS, PlaneView
 from .worker import EXTRA_ITERATIONS, RunWorker
@@ -63,7 +64,7 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -128,6 +129,9 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidge
         after installing), "running", "paused", "done" or "error".
     error : str
         The worker's error ("" when none).
+    quality : dict
+        Live read-outs (cost, trustworthiness, continuity, k-NN accuracy) with
+        a short history; see :mod:`nbembed.widget.quality`.
 
     Examples
     --------
@@ -235,6 +239,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidge
         self.on_msg(self._on_browser_message)
         self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
                                  on_status=self._on_status, on_warning=self._warn,
+                                 on_work=self._on_work,
                                  extra_iterations=extra_iterations)
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)

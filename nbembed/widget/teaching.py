@@ -1,0 +1,77 @@
+"""Read-outs and stepping of :class:`~nbembed.widget.Explorer` (teaching mode).
+
+A mixin: it uses the Explorer's traits, lock, worker, data, method and
+labels. The quality read-outs (:mod:`~nbembed.widget.quality`) are computed
+in the worker thread between two step calls (the worker's ``on_work``
+callback), so they never run beside a step and never hold up a frame for
+longer than one update.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import traitlets
+
+from .._validation import check_number
+from .frames import last_cost
+from .quality import QualityMonitor
+
+logger = logging.getLogger("nbembed")
+
+#: Most iterations one :meth:`Teaching.step` call may ask for.
+MAX_STEPS = 100_000
+
+
+class Teaching(traitlets.HasTraits):
+    """The read-outs and the Step command of :class:`~nbembed.widget.Explorer`."""
+
+    #: The latest read-outs (see :mod:`nbembed.widget.quality`), with a short
+    #: history of each for the sparklines; {} until the first update.
+    quality = traitlets.Dict().tag(sync=True)
+
+    def step(self, n=1):
+        """While paused, advance the run by exactly ``n`` iterations, then stay paused.
+
+        Parameters
+        ----------
+        n : int, default 1
+            Iterations, 1 to ``MAX_STEPS``.
+
+        Raises
+        ------
+        ValueError
+            If the Explorer is not paused (pause it first) or ``n`` is out of range.
+        """
+        n = check_number(n, "n", low=1, high=MAX_STEPS, integer=True)
+        if self.status not in ("paused", "done"):
+            raise ValueError(f"Step works while the Explorer is paused (it is {self.status}); "
+                             f"pause it first.")
+        self._worker.start(paused=True)
+        self._worker.pause()
+        self._worker.step(n)
+
+    def _quality_monitor(self):
+        monitor = getattr(self, "_monitor", None)
+        if monitor is None:
+            metric = getattr(self._method, "metric", "euclidean")
+            monitor = self._monitor = QualityMonitor(self._X, metric=metric)
+        return monitor
+
+    def _on_work(self, run, idle):
+        """Worker thread, between two step calls: update the read-outs when due."""
+        if getattr(self, "_quality_failed", False):
+            return
+        try:
+            monitor = self._quality_monitor()
+            if not monitor.due(int(run.iteration), idle=idle):
+                return
+            values = monitor.update(run.embedding, int(run.iteration), self._labels,
+                                    last_cost(run.history))
+        except Exception as err:  # read-outs must never stop the run
+            logger.exception("nbembed Explorer: the quality read-outs failed")
+            self._quality_failed = True
+            self._warn(f"Quality read-outs turned off ({type(err).__name__}: {err}).")
+            return
+        with self._sync_lock:
+            self.quality = values

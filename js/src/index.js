@@ -10,6 +10,7 @@ import { createFileActions } from "./files.js";
 import { createScatter } from "./scatter.js";
 import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
+import { createReadouts, createStepper } from "./teaching.js";
 import { createTooltip } from "./tooltip.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -156,11 +157,12 @@ function render({ model, el }) {
     setSelection(found, true);
     say(`${found.length} point(s) match "${query}" and are selected.`);
   });
-  toolbar.element.append(search, marksLayer.toggle, files.input);
+  toolbar.element.append(createStepper(model, disposer, say), search, marksLayer.toggle, files.input);
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),
     createLegend(model, disposer),
+    createReadouts(model, disposer, root),
   ]);
   root.append(
     toolbar.element,

@@ -36,7 +36,7 @@ export const CSS = `
   overflow: hidden;
 }
 .nbembed-plot canvas.nbembed-canvas { display: block; width: 100%; height: 100%; }
-.nbembed-plot canvas.nbembed-marks {
+.nbembed-plot canvas.nbembed-marks, .nbembed-plot canvas.nbembed-arrows {
   position: absolute;
   inset: 0;
   width: 100%;
@@ -63,6 +63,10 @@ export const CSS = `
 .nbembed-readout-value { font-variant-numeric: tabular-nums; }
 .nbembed-readout-note { color: var(--jp-ui-font-color2, #666); font-size: 0.9em; }
 .nbembed-stepper input { width: 5em; }
+.nbembed-forces-legend {
+  position: absolute; left: 6px; bottom: 6px; display: flex; gap: 8px; flex-wrap: wrap;
+  background: rgba(255, 255, 255, 0.85); padding: 2px 6px; border-radius: 3px; pointer-events: none;
+}
 .nbembed-param { display: grid; grid-template-columns: auto 1fr auto; gap: 4px; align-items: center; }
 .nbembed-param input[type="range"] { width: 100%; }
 .nbembed-row { display: flex; gap: 4px; align-items: center; flex-wrap: wrap; margin: 3px 0; }

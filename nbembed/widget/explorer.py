@@ -28,6 +28,7 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from . import annotating, arguments, messages
+from .arrows import ForceArrows
 from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
@@ -44,7 +45,8 @@ BUNDLE = pathlib.Path(__file__).parent / "static" / "explorer.js"
 BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
 
 #: Traits the browser may change; its updates of other traits of ours are ignored.
-BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate"})
+BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate",
+                              "show_forces", "hovered"})
 
 _MISSING_BUNDLE = "// the nbembed widget bundle was not built\nexport default {};\n"
 
@@ -64,7 +66,8 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArrows,
+               anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -132,6 +135,11 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, anywidge
     quality : dict
         Live read-outs (cost, trustworthiness, continuity, k-NN accuracy) with
         a short history; see :mod:`nbembed.widget.quality`.
+    show_forces : bool
+        Draw force arrows (``run.forces``) for the hovered or selected points;
+        see :mod:`nbembed.widget.arrows`.
+    forces : dict
+        The arrows shown (empty when none).
 
     Examples
     --------

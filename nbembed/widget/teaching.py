@@ -1,7 +1,7 @@
 """Read-outs and stepping of :class:`~nbembed.widget.Explorer` (teaching mode).
 
 A mixin: it uses the Explorer's traits, lock, worker, data, method and
-labels. The quality read-outs (:mod:`~nbembed.widget.quality`) are computed
+labels, and the force arrows (:mod:`~nbembed.widget.arrows`). The quality read-outs (:mod:`~nbembed.widget.quality`) are computed
 in the worker thread between two step calls (the worker's ``on_work``
 callback), so they never run beside a step and never hold up a frame for
 longer than one update.
@@ -59,19 +59,26 @@ class Teaching(traitlets.HasTraits):
         return monitor
 
     def _on_work(self, run, idle):
-        """Worker thread, between two step calls: update the read-outs when due."""
-        if getattr(self, "_quality_failed", False):
+        """Worker thread, between two step calls: update the read-outs and the
+        force arrows when due. Neither may stop the run: a failure turns the
+        part off with a notice."""
+        failed = self.__dict__.setdefault("_failed_parts", set())
+        for part, update in (("Quality read-outs", self._update_quality),
+                             ("Force arrows", self._update_forces)):
+            if part in failed:
+                continue
+            try:
+                update(run, idle)
+            except Exception as err:
+                logger.exception("nbembed Explorer: %s failed", part)
+                failed.add(part)
+                self._warn(f"{part} turned off ({type(err).__name__}: {err}).")
+
+    def _update_quality(self, run, idle):
+        monitor = self._quality_monitor()
+        if not monitor.due(int(run.iteration), idle=idle):
             return
-        try:
-            monitor = self._quality_monitor()
-            if not monitor.due(int(run.iteration), idle=idle):
-                return
-            values = monitor.update(run.embedding, int(run.iteration), self._labels,
-                                    last_cost(run.history))
-        except Exception as err:  # read-outs must never stop the run
-            logger.exception("nbembed Explorer: the quality read-outs failed")
-            self._quality_failed = True
-            self._warn(f"Quality read-outs turned off ({type(err).__name__}: {err}).")
-            return
+        values = monitor.update(run.embedding, int(run.iteration), self._labels,
+                                last_cost(run.history))
         with self._sync_lock:
             self.quality = values

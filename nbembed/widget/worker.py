@@ -139,6 +139,7 @@ class RunWorker:
         self._annotations = None
         self._budget = 0
         self._requested = 0  # iterations asked for by step() while paused
+        self._poked = False
         self._status = None
         self._before_compiling = None
         self._failed = False
@@ -217,6 +218,11 @@ class RunWorker:
             self._requested += int(n)
             self._cond.notify_all()
 
+    def poke(self):
+        """Call ``on_work(run, False)`` in the worker thread soon, also while paused
+        (the owner has new work for it, such as forces for other points)."""
+        self._command(_poked=True)
+
     @property
     def requested(self):
         """Iterations asked for by :meth:`step` that are not done yet."""
@@ -244,14 +250,14 @@ class RunWorker:
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
-                    extend=self._extend)
-        self._restart = self._extend = False
+                    extend=self._extend, poke=self._poked)
+        self._restart = self._extend = self._poked = False
         self._params, self._annotations = {}, None
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend)
+                or self._extend or self._poked)
 
     def _wants_steps(self):
         run = self.run
@@ -338,6 +344,8 @@ class RunWorker:
             # sized for the old cost.
             self._sizer.reset()
             self._on_step(run, True)
+        if work["poke"] and self._on_work is not None:
+            self._on_work(run, False)
 
     #: (indices, pin method, positions) of what a run may hold pinned.
     PINS = (("pinned", "pin", "embedding"), ("pinned_classes", "pin_classes", "anchors"))

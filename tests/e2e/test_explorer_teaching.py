@@ -81,3 +81,40 @@ def test_step_button_advances_exactly_the_asked_iterations(widget_page):
         assert ex.status == "paused"
     finally:
         ex.close()
+
+
+def test_force_arrows_appear_for_a_selected_point(widget_page):
+    from nbembed import HSSNE
+    from nbembed.widget import Explorer
+
+    Y, (left, _, _) = three_clusters()
+    ex = Explorer(Y, method=HSSNE(alpha=1.0, max_iter=100, random_state=0), autostart=False)
+    try:
+        ex.wait(timeout=120)
+        ex.selection = [int(left[0])]
+        mount_explorer(widget_page, ex)
+        page = widget_page.page
+        page.locator(f'{ROOT} input[data-role="show-forces"]').check()
+        widget_page.to_python(ex)
+        assert ex.show_forces
+        assert wait_for(lambda: ex.forces.get("points") == [int(left[0])])
+        # a term that does not push (no must-links: that term is zero) gets no arrow
+        n_terms = sum(any(v != 0 for v in term["vectors"][0]) for term in ex.forces["terms"])
+        assert n_terms >= 2
+        widget_page.from_python(ex, ["forces", "phase"])
+        widget_page.wait_attr(ROOT, "data-arrows-drawn", f"(v) => v === '{n_terms}'",
+                              f"{n_terms} arrows, one per non-zero force term")
+        legend = page.locator(f'{ROOT} [data-role="forces-legend"]').inner_text()
+        assert all(term["label"] in legend for term in ex.forces["terms"])
+        assert page.locator(f'{ROOT} [data-role="phase"]').inner_text() == \
+            "(early exaggeration)"
+        pixels = page.evaluate(f"""() => {{
+            const c = document.querySelector('{ROOT} canvas.nbembed-arrows');
+            const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let n = 0;
+            for (let k = 3; k < data.length; k += 4) n += data[k] > 0;
+            return n;
+        }}""")
+        assert pixels > 50
+    finally:
+        ex.close()

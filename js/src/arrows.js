@@ -1,0 +1,144 @@
+// Force arrows: for the hovered or selected points, one arrow per term of the
+// gradient (Python's `forces` trait, from run.forces()), on a canvas over the
+// plot, with a legend of the terms and the phase of the run.
+import { cancelFrame, h, nextFrame } from "./dom.js";
+import { pointsToScreen } from "./lasso.js";
+
+/** Colours of the terms, in the order the run lists them. */
+export const TERM_COLORS = ["#d32f2f", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f"];
+/** Length in pixels of the longest arrow drawn. */
+export const LONGEST_PX = 60;
+
+/**
+ * The arrows to draw, in screen pixels: [{term, x0, y0, x1, y1}], all scaled by
+ * one factor so that the longest is `longest` px (lengths keep their ratios).
+ * Points outside `xy` and zero vectors are left out.
+ */
+export function arrowSegments(forces, xy, transform, longest = LONGEST_PX) {
+  const points = forces?.points ?? [];
+  const terms = forces?.terms ?? [];
+  const n = xy.length / 2;
+  // The screen map is affine: its linear part turns plane vectors into pixels.
+  const [o, ex, ey] = [0, 1, 2].map((k) => pointsToScreen([k === 1 ? 1 : 0, k === 2 ? 1 : 0], transform));
+  const [a, b, c, d] = [ex[0] - o[0], ex[1] - o[1], ey[0] - o[0], ey[1] - o[1]];
+  const raw = [];
+  let max = 0;
+  points.forEach((i, p) => {
+    if (!(i >= 0 && i < n)) return;
+    const [sx, sy] = pointsToScreen([xy[2 * i], xy[2 * i + 1]], transform);
+    terms.forEach((term, t) => {
+      const v = term.vectors?.[p];
+      if (!v) return;
+      const [dx, dy] = [a * v[0] + c * v[1], b * v[0] + d * v[1]];
+      const length = Math.hypot(dx, dy);
+      if (!(length > 0) || !Number.isFinite(length)) return;
+      max = Math.max(max, length);
+      raw.push({ term: t, sx, sy, dx, dy });
+    });
+  });
+  const scale = max > 0 ? longest / max : 0;
+  return raw.map(({ term, sx, sy, dx, dy }) => ({ term, x0: sx, y0: sy, x1: sx + dx * scale, y1: sy + dy * scale }));
+}
+
+function drawArrow(ctx, { x0, y0, x1, y1 }, color) {
+  const angle = Math.atan2(y1 - y0, x1 - x0);
+  const head = Math.min(7, Math.hypot(x1 - x0, y1 - y0) / 2);
+  ctx.strokeStyle = ctx.fillStyle = color;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  ctx.moveTo(x0, y0);
+  ctx.lineTo(x1, y1);
+  ctx.stroke();
+  ctx.beginPath();
+  ctx.moveTo(x1, y1);
+  ctx.lineTo(x1 - head * Math.cos(angle - 0.45), y1 - head * Math.sin(angle - 0.45));
+  ctx.lineTo(x1 - head * Math.cos(angle + 0.45), y1 - head * Math.sin(angle + 0.45));
+  ctx.closePath();
+  ctx.fill();
+}
+
+/**
+ * The arrows layer, its "forces" checkbox (the `show_forces` trait) and its legend.
+ * @returns {canvas, toggle, legend, attach(scatter), hover(i), redraw()}
+ */
+export function createArrowsLayer(model, disposer, root) {
+  const canvas = h("canvas", { className: "nbembed-arrows", "data-role": "arrows" });
+  const checkbox = h("input", { type: "checkbox", "data-role": "show-forces" });
+  const toggle = h("label", { className: "nbembed-row", title: "Draw what pushes the hovered or selected points: one arrow per term of the gradient" }, [
+    checkbox,
+    "forces",
+  ]);
+  const legend = h("div", { className: "nbembed-forces-legend", "data-role": "forces-legend" });
+  let scatter = null;
+  let scheduled = null;
+  let hovered = -1;
+
+  const draw = () => {
+    scheduled = null;
+    const width = canvas.clientWidth;
+    const height = canvas.clientHeight;
+    const ctx = width > 0 && height > 0 ? canvas.getContext("2d") : null;
+    let drawn = 0;
+    if (ctx) {
+      const ratio = globalThis.devicePixelRatio || 1;
+      if (canvas.width !== Math.round(width * ratio)) canvas.width = Math.round(width * ratio);
+      if (canvas.height !== Math.round(height * ratio)) canvas.height = Math.round(height * ratio);
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      ctx.clearRect(0, 0, width, height);
+      if (checkbox.checked && scatter) {
+        const segments = arrowSegments(model.get("forces"), scatter.positions(), { ...scatter.transform(), width, height });
+        for (const segment of segments) drawArrow(ctx, segment, TERM_COLORS[segment.term % TERM_COLORS.length]);
+        drawn = segments.length;
+      }
+    }
+    root.dataset.arrowsDrawn = String(drawn);
+  };
+  const redraw = () => {
+    if (scheduled === null) scheduled = nextFrame(draw);
+  };
+  const showLegend = () => {
+    const forces = model.get("forces") ?? {};
+    legend.replaceChildren(
+      ...(forces.terms ?? []).map((term, t) =>
+        h("span", { className: "nbembed-legend-entry", "data-term": term.name }, [
+          h("span", { className: "nbembed-swatch", style: { background: TERM_COLORS[t % TERM_COLORS.length] } }),
+          term.label ?? term.name,
+        ]),
+      ),
+    );
+    if (forces.phase) legend.append(h("span", { text: `(${forces.phase})` }));
+    legend.hidden = !(forces.terms ?? []).length;
+    redraw();
+  };
+  const sync = () => {
+    checkbox.checked = Boolean(model.get("show_forces"));
+    redraw();
+  };
+  disposer.add(() => scheduled !== null && cancelFrame(scheduled));
+  disposer.listen(checkbox, "change", () => {
+    model.set("show_forces", checkbox.checked);
+    model.save_changes();
+    redraw();
+  });
+  disposer.onModel(model, "change:forces", showLegend);
+  disposer.onModel(model, "change:show_forces", sync);
+  sync();
+  showLegend();
+  return {
+    canvas,
+    toggle,
+    legend,
+    attach(s) {
+      scatter = s;
+      redraw();
+    },
+    /** The pointer is over point i (-1: none): Python computes its forces. */
+    hover(i) {
+      if (!checkbox.checked || i === hovered) return;
+      hovered = i;
+      model.set("hovered", i);
+      model.save_changes();
+    },
+    redraw,
+  };
+}

@@ -1,7 +1,7 @@
 // Force arrows: for the hovered or selected points, one arrow per term of the
 // gradient (Python's `forces` trait, from run.forces()), on a canvas over the
 // plot, with a legend of the terms and the phase of the run.
-import { cancelFrame, h, nextFrame } from "./dom.js";
+import { h, layerRedraw } from "./dom.js";
 import { pointsToScreen } from "./lasso.js";
 
 /** Colours of the terms, in the order the run lists them. */
@@ -70,32 +70,17 @@ export function createArrowsLayer(model, disposer, root) {
   ]);
   const legend = h("div", { className: "nbembed-forces-legend", "data-role": "forces-legend" });
   let scatter = null;
-  let scheduled = null;
   let hovered = -1;
 
-  const draw = () => {
-    scheduled = null;
-    const width = canvas.clientWidth;
-    const height = canvas.clientHeight;
-    const ctx = width > 0 && height > 0 ? canvas.getContext("2d") : null;
-    let drawn = 0;
-    if (ctx) {
-      const ratio = globalThis.devicePixelRatio || 1;
-      if (canvas.width !== Math.round(width * ratio)) canvas.width = Math.round(width * ratio);
-      if (canvas.height !== Math.round(height * ratio)) canvas.height = Math.round(height * ratio);
-      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      ctx.clearRect(0, 0, width, height);
-      if (checkbox.checked && scatter) {
-        const segments = arrowSegments(model.get("forces"), scatter.positions(), { ...scatter.transform(), width, height });
-        for (const segment of segments) drawArrow(ctx, segment, TERM_COLORS[segment.term % TERM_COLORS.length]);
-        drawn = segments.length;
-      }
+  const redraw = layerRedraw(canvas, disposer, (area) => {
+    let segments = [];
+    if (area && checkbox.checked && scatter) {
+      const transform = { ...scatter.transform(), width: area.width, height: area.height };
+      segments = arrowSegments(model.get("forces"), scatter.positions(), transform);
+      for (const segment of segments) drawArrow(area.ctx, segment, TERM_COLORS[segment.term % TERM_COLORS.length]);
     }
-    root.dataset.arrowsDrawn = String(drawn);
-  };
-  const redraw = () => {
-    if (scheduled === null) scheduled = nextFrame(draw);
-  };
+    root.dataset.arrowsDrawn = String(segments.length);
+  });
   const showLegend = () => {
     const forces = model.get("forces") ?? {};
     legend.replaceChildren(
@@ -114,7 +99,6 @@ export function createArrowsLayer(model, disposer, root) {
     checkbox.checked = Boolean(model.get("show_forces"));
     redraw();
   };
-  disposer.add(() => scheduled !== null && cancelFrame(scheduled));
   disposer.listen(checkbox, "change", () => {
     model.set("show_forces", checkbox.checked);
     model.save_changes();

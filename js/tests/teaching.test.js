@@ -1,25 +1,8 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
 import { Disposer } from "../src/dom.js";
+import { fakeModel } from "./fake-model.js";
 import { createReadouts, createStepper, formatReadout, sparklinePoints } from "../src/teaching.js";
-
-function fakeModel(state) {
-  const handlers = new Map();
-  const sent = [];
-  return {
-    sent,
-    get: (key) => state[key],
-    send: (content) => sent.push(content),
-    on(event, fn) {
-      handlers.set(event, [...(handlers.get(event) ?? []), fn]);
-    },
-    off() {},
-    change(key, value) {
-      state[key] = value;
-      for (const fn of handlers.get(`change:${key}`) ?? []) fn();
-    },
-  };
-}
 
 describe("sparklinePoints", () => {
   it("spans the box, highest value at the top, and skips missing values", () => {

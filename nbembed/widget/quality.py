@@ -70,6 +70,8 @@ class QualityMonitor:
     ----------
     sample : ndarray of int64
         The sorted indices of the sample points.
+    values : dict
+        The last read-outs ({} before the first update).
     """
 
     def __init__(self, X, metric="euclidean", sample_size=SAMPLE_SIZE, seed=0):
@@ -142,7 +144,9 @@ class QualityMonitor:
         return idle or now - self._last_time >= max(MIN_INTERVAL, BUDGET_FACTOR * self._duration)
 
     def update(self, Y, iteration, labels=None, cost=None):
-        """Compute the scores, add them to the history and return :attr:`values`."""
+        """Compute the scores, add them to the history and return the read-outs
+        (the scores, ``iteration``, ``k``, ``sample_size`` and ``history``),
+        also kept as ``values``."""
         start = time.monotonic()
         scores = self.scores(Y, labels, cost)
         self._duration = time.monotonic() - start

@@ -8,6 +8,7 @@ import numpy as np
 
 from test_widget import FakeMethod, wait_for
 
+from .test_explorer_marks import painted_pixels
 from .test_explorer_page import ROOT, mount_explorer, three_clusters
 
 
@@ -108,13 +109,7 @@ def test_force_arrows_appear_for_a_selected_point(widget_page):
         assert all(term["label"] in legend for term in ex.forces["terms"])
         assert page.locator(f'{ROOT} [data-role="phase"]').inner_text() == \
             "(early exaggeration)"
-        pixels = page.evaluate(f"""() => {{
-            const c = document.querySelector('{ROOT} canvas.nbembed-arrows');
-            const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            let n = 0;
-            for (let k = 3; k < data.length; k += 4) n += data[k] > 0;
-            return n;
-        }}""")
+        pixels = painted_pixels(page, "nbembed-arrows")
         assert pixels > 50
     finally:
         ex.close()

@@ -81,3 +81,43 @@ def test_a_run_without_forces_turns_the_arrows_off_with_a_notice(make_explorer):
     assert wait_for(lambda: not ex.show_forces)
     assert "Force arrows are not available" in ex.notice
     assert ex.forces == {}
+
+
+def test_largest_affinities_and_nearest_points_match_brute_force():
+    import scipy.sparse as sp
+
+    from nbembed.widget.arrows import largest_affinities, nearest_in_embedding
+
+    rng = np.random.default_rng(3)
+    P = rng.random((30, 30)) * (rng.random((30, 30)) < 0.4)
+
+    class Run:
+        objective = type("Objective", (), {"P": P})()
+
+    expected = [j for j in np.argsort(-P[4], kind="stable") if j != 4 and P[4, j] > 0][:5]
+    assert largest_affinities(Run, 4, 5, 30).tolist() == expected
+    Run.objective.P = sp.csr_matrix(P)
+    assert largest_affinities(Run, 4, 5, 30).tolist() == expected
+    Run.objective = object()
+    assert largest_affinities(Run, 4, 5, 30) is None
+
+    Y = rng.normal(size=(30, 2))
+    d = np.linalg.norm(Y - Y[7], axis=1)
+    assert nearest_in_embedding(Y, 7, 4).tolist() == np.argsort(d)[1:5].tolist()
+
+
+def test_neighbour_lines_follow_the_hovered_point(paused_hssne):
+    ex = paused_hssne
+    assert "show_neighbours" in BROWSER_WRITABLE
+    ex.hovered = 11
+    ex.show_neighbours = True
+    assert wait_for(lambda: ex.neighbours.get("point") == 11)
+    P = ex.run.objective.P
+    row = np.asarray(P[11].todense()).ravel() if hasattr(P, "todense") else P[11]
+    assert set(ex.neighbours["input"]) <= set(np.flatnonzero(row > 0))
+    assert row[ex.neighbours["input"][0]] == row[np.arange(60) != 11].max()
+    Y = ex.run.embedding
+    d = np.linalg.norm(Y - Y[11], axis=1)
+    assert ex.neighbours["output"] == np.argsort(d)[1:11].tolist()
+    ex.hovered = -1
+    assert wait_for(lambda: ex.neighbours == {})

@@ -1,11 +1,18 @@
 // Force arrows: for the hovered or selected points, one arrow per term of the
 // gradient (Python's `forces` trait, from run.forces()), on a canvas over the
-// plot, with a legend of the terms and the phase of the run.
+// plot, with a legend of the terms and the phase of the run. On the same
+// canvas, lines from the hovered point to its input neighbours (largest P)
+// and output neighbours (nearest in the embedding): the `neighbours` trait.
 import { h, layerRedraw } from "./dom.js";
 import { pointsToScreen } from "./lasso.js";
 
 /** Colours of the terms, in the order the run lists them. */
 export const TERM_COLORS = ["#d32f2f", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f"];
+/** Colours and dash patterns of the neighbour lines. */
+export const NEIGHBOUR_STYLES = {
+  input: { color: "#00897b", dash: [], label: "input neighbours (largest P)" },
+  output: { color: "#8e24aa", dash: [4, 3], label: "output neighbours (nearest here)" },
+};
 /** Length in pixels of the longest arrow drawn. */
 export const LONGEST_PX = 60;
 
@@ -40,6 +47,35 @@ export function arrowSegments(forces, xy, transform, longest = LONGEST_PX) {
   return raw.map(({ term, sx, sy, dx, dy }) => ({ term, x0: sx, y0: sy, x1: sx + dx * scale, y1: sy + dy * scale }));
 }
 
+/** Lines in screen pixels from the hovered point to its neighbours: [{kind, x0, y0, x1, y1}]. */
+export function neighbourLines(neighbours, xy, transform) {
+  const n = xy.length / 2;
+  const i = neighbours?.point;
+  if (!(i >= 0 && i < n)) return [];
+  const [x0, y0] = pointsToScreen([xy[2 * i], xy[2 * i + 1]], transform);
+  const lines = [];
+  for (const kind of ["input", "output"]) {
+    for (const j of neighbours[kind] ?? []) {
+      if (!(j >= 0 && j < n)) continue;
+      const [x1, y1] = pointsToScreen([xy[2 * j], xy[2 * j + 1]], transform);
+      lines.push({ kind, x0, y0, x1, y1 });
+    }
+  }
+  return lines;
+}
+
+function drawLine(ctx, { kind, x0, y0, x1, y1 }) {
+  const style = NEIGHBOUR_STYLES[kind];
+  ctx.strokeStyle = style.color;
+  ctx.lineWidth = 1.5;
+  ctx.setLineDash(style.dash);
+  ctx.beginPath();
+  ctx.moveTo(x0, y0);
+  ctx.lineTo(x1, y1);
+  ctx.stroke();
+  ctx.setLineDash([]);
+}
+
 function drawArrow(ctx, { x0, y0, x1, y1 }, color) {
   const angle = Math.atan2(y1 - y0, x1 - x0);
   const head = Math.min(7, Math.hypot(x1 - x0, y1 - y0) / 2);
@@ -58,67 +94,86 @@ function drawArrow(ctx, { x0, y0, x1, y1 }, color) {
 }
 
 /**
- * The arrows layer, its "forces" checkbox (the `show_forces` trait) and its legend.
- * @returns {canvas, toggle, legend, attach(scatter), hover(i), redraw()}
+ * The arrows layer, its "forces" and "neighbours" checkboxes (the `show_forces`
+ * and `show_neighbours` traits) and its legend.
+ * @returns {canvas, toggles, legend, attach(scatter), hover(i), redraw()}
  */
 export function createArrowsLayer(model, disposer, root) {
   const canvas = h("canvas", { className: "nbembed-arrows", "data-role": "arrows" });
   const checkbox = h("input", { type: "checkbox", "data-role": "show-forces" });
-  const toggle = h("label", { className: "nbembed-row", title: "Draw what pushes the hovered or selected points: one arrow per term of the gradient" }, [
-    checkbox,
-    "forces",
-  ]);
+  const neighboursBox = h("input", { type: "checkbox", "data-role": "show-neighbours" });
+  const toggles = [
+    h("label", { className: "nbembed-row", title: "Draw what pushes the hovered or selected points: one arrow per term of the gradient" }, [
+      checkbox,
+      "forces",
+    ]),
+    h("label", { className: "nbembed-row", title: "Link the hovered point to its input neighbours (largest P) and its nearest points in the embedding" }, [
+      neighboursBox,
+      "neighbours",
+    ]),
+  ];
   const legend = h("div", { className: "nbembed-forces-legend", "data-role": "forces-legend" });
   let scatter = null;
   let hovered = -1;
 
   const redraw = layerRedraw(canvas, disposer, (area) => {
-    let segments = [];
-    if (area && checkbox.checked && scatter) {
+    let [segments, lines] = [[], []];
+    if (area && scatter) {
       const transform = { ...scatter.transform(), width: area.width, height: area.height };
-      segments = arrowSegments(model.get("forces"), scatter.positions(), transform);
+      if (neighboursBox.checked) lines = neighbourLines(model.get("neighbours"), scatter.positions(), transform);
+      for (const line of lines) drawLine(area.ctx, line);
+      if (checkbox.checked) segments = arrowSegments(model.get("forces"), scatter.positions(), transform);
       for (const segment of segments) drawArrow(area.ctx, segment, TERM_COLORS[segment.term % TERM_COLORS.length]);
     }
     root.dataset.arrowsDrawn = String(segments.length);
+    root.dataset.neighboursDrawn = String(lines.length);
   });
   const showLegend = () => {
     const forces = model.get("forces") ?? {};
+    const entry = (key, color, label) =>
+      h("span", { className: "nbembed-legend-entry", "data-term": key }, [
+        h("span", { className: "nbembed-swatch", style: { background: color } }),
+        label,
+      ]);
     legend.replaceChildren(
-      ...(forces.terms ?? []).map((term, t) =>
-        h("span", { className: "nbembed-legend-entry", "data-term": term.name }, [
-          h("span", { className: "nbembed-swatch", style: { background: TERM_COLORS[t % TERM_COLORS.length] } }),
-          term.label ?? term.name,
-        ]),
-      ),
+      ...(forces.terms ?? []).map((term, t) => entry(term.name, TERM_COLORS[t % TERM_COLORS.length], term.label ?? term.name)),
     );
     if (forces.phase) legend.append(h("span", { text: `(${forces.phase})` }));
-    legend.hidden = !(forces.terms ?? []).length;
+    const neighbours = model.get("neighbours") ?? {};
+    for (const kind of ["input", "output"]) {
+      if (neighbours[kind]?.length) legend.append(entry(kind, NEIGHBOUR_STYLES[kind].color, NEIGHBOUR_STYLES[kind].label));
+    }
+    legend.hidden = !legend.childElementCount;
     redraw();
   };
   const sync = () => {
     checkbox.checked = Boolean(model.get("show_forces"));
+    neighboursBox.checked = Boolean(model.get("show_neighbours"));
     redraw();
   };
-  disposer.listen(checkbox, "change", () => {
-    model.set("show_forces", checkbox.checked);
-    model.save_changes();
-    redraw();
-  });
+  for (const [box, name] of [[checkbox, "show_forces"], [neighboursBox, "show_neighbours"]]) {
+    disposer.listen(box, "change", () => {
+      model.set(name, box.checked);
+      model.save_changes();
+      redraw();
+    });
+    disposer.onModel(model, `change:${name}`, sync);
+  }
   disposer.onModel(model, "change:forces", showLegend);
-  disposer.onModel(model, "change:show_forces", sync);
+  disposer.onModel(model, "change:neighbours", showLegend);
   sync();
   showLegend();
   return {
     canvas,
-    toggle,
+    toggles,
     legend,
     attach(s) {
       scatter = s;
       redraw();
     },
-    /** The pointer is over point i (-1: none): Python computes its forces. */
+    /** The pointer is over point i (-1: none): Python computes its forces and neighbours. */
     hover(i) {
-      if (!checkbox.checked || i === hovered) return;
+      if (!(checkbox.checked || neighboursBox.checked) || i === hovered) return;
       hovered = i;
       model.set("hovered", i);
       model.save_changes();

@@ -166,7 +166,7 @@ function render({ model, el }) {
     setSelection(found, true);
     say(`${found.length} point(s) match "${query}" and are selected.`);
   });
-  toolbar.element.append(createStepper(model, disposer, say), search, marksLayer.toggle, arrowsLayer.toggle, files.input);
+  toolbar.element.append(createStepper(model, disposer, say), search, marksLayer.toggle, ...arrowsLayer.toggles, files.input);
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),

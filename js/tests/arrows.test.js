@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arrowSegments, LONGEST_PX } from "../src/arrows.js";
+import { arrowSegments, LONGEST_PX, neighbourLines } from "../src/arrows.js";
 
 // An identity camera on a 200 x 200 plot: plot [-1, 1] fills the canvas, y up.
 const TRANSFORM = { view: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], width: 200, height: 200 };
@@ -30,3 +30,19 @@ describe("arrowSegments", () => {
     expect(arrowSegments({}, [0, 0], TRANSFORM)).toEqual([]);
   });
 });
+
+describe("neighbourLines", () => {
+  it("links the hovered point to each input and output neighbour", () => {
+    const xy = [0, 0, 0.5, 0, 0, 0.5];
+    const lines = linesOfPointZero(xy);
+    expect(lines.map((l) => l.kind)).toEqual(["input", "output", "output"]);
+    expect([lines[0].x0, lines[0].y0, lines[0].x1, lines[0].y1]).toEqual([100, 100, 150, 100]);
+    expect([lines[2].x1, lines[2].y1]).toEqual([100, 50]);
+    expect(neighbourLines({ point: 7, input: [0] }, xy, TRANSFORM)).toEqual([]);
+    expect(neighbourLines({}, xy, TRANSFORM)).toEqual([]);
+  });
+});
+
+function linesOfPointZero(xy) {
+  return neighbourLines({ point: 0, input: [1, 99], output: [1, 2] }, xy, TRANSFORM);
+}

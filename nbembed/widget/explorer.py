@@ -46,7 +46,7 @@ BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
 
 #: Traits the browser may change; its updates of other traits of ours are ignored.
 BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate",
-                              "show_forces", "hovered"})
+                              "show_forces", "show_neighbours", "hovered"})
 
 _MISSING_BUNDLE = "// the nbembed widget bundle was not built\nexport default {};\n"
 
@@ -140,6 +140,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArr
         see :mod:`nbembed.widget.arrows`.
     forces : dict
         The arrows shown (empty when none).
+    show_neighbours : bool
+        Draw lines to the hovered point's input and output neighbours.
 
     Examples
     --------

@@ -64,7 +64,8 @@ class Teaching(traitlets.HasTraits):
         part off with a notice."""
         failed = self.__dict__.setdefault("_failed_parts", set())
         for part, update in (("Quality read-outs", self._update_quality),
-                             ("Force arrows", self._update_forces)):
+                             ("Force arrows", self._update_forces),
+                             ("Neighbour lines", self._update_neighbours)):
             if part in failed:
                 continue
             try:

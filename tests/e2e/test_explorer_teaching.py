@@ -5,10 +5,11 @@ with a fake run that only drifts, so no kernel is compiled.
 """
 
 import numpy as np
+import pytest
 
 from test_widget import FakeMethod, wait_for
 
-from .test_explorer_marks import painted_pixels
+from .test_explorer_marks import painted_pixels, point_on_screen
 from .test_explorer_page import ROOT, mount_explorer, three_clusters
 
 
@@ -84,32 +85,54 @@ def test_step_button_advances_exactly_the_asked_iterations(widget_page):
         ex.close()
 
 
-def test_force_arrows_appear_for_a_selected_point(widget_page):
+@pytest.fixture
+def paused_hssne_on_clusters():
     from nbembed import HSSNE
     from nbembed.widget import Explorer
 
-    Y, (left, _, _) = three_clusters()
+    Y, clusters = three_clusters()
     ex = Explorer(Y, method=HSSNE(alpha=1.0, max_iter=100, random_state=0), autostart=False)
-    try:
-        ex.wait(timeout=120)
-        ex.selection = [int(left[0])]
-        mount_explorer(widget_page, ex)
-        page = widget_page.page
-        page.locator(f'{ROOT} input[data-role="show-forces"]').check()
-        widget_page.to_python(ex)
-        assert ex.show_forces
-        assert wait_for(lambda: ex.forces.get("points") == [int(left[0])])
-        # a term that does not push (no must-links: that term is zero) gets no arrow
-        n_terms = sum(any(v != 0 for v in term["vectors"][0]) for term in ex.forces["terms"])
-        assert n_terms >= 2
-        widget_page.from_python(ex, ["forces", "phase"])
-        widget_page.wait_attr(ROOT, "data-arrows-drawn", f"(v) => v === '{n_terms}'",
-                              f"{n_terms} arrows, one per non-zero force term")
-        legend = page.locator(f'{ROOT} [data-role="forces-legend"]').inner_text()
-        assert all(term["label"] in legend for term in ex.forces["terms"])
-        assert page.locator(f'{ROOT} [data-role="phase"]').inner_text() == \
-            "(early exaggeration)"
-        pixels = painted_pixels(page, "nbembed-arrows")
-        assert pixels > 50
-    finally:
-        ex.close()
+    ex.wait(timeout=120)
+    yield ex, clusters
+    ex.close()
+
+
+def test_force_arrows_appear_for_a_selected_point(widget_page, paused_hssne_on_clusters):
+    ex, (left, _, _) = paused_hssne_on_clusters
+    ex.selection = [int(left[0])]
+    mount_explorer(widget_page, ex)
+    page = widget_page.page
+    page.locator(f'{ROOT} input[data-role="show-forces"]').check()
+    widget_page.to_python(ex)
+    assert ex.show_forces
+    assert wait_for(lambda: ex.forces.get("points") == [int(left[0])])
+    # a term that does not push (no must-links: that term is zero) gets no arrow
+    n_terms = sum(any(v != 0 for v in term["vectors"][0]) for term in ex.forces["terms"])
+    assert n_terms >= 2
+    widget_page.from_python(ex, ["forces", "phase"])
+    widget_page.wait_attr(ROOT, "data-arrows-drawn", f"(v) => v === '{n_terms}'",
+                          f"{n_terms} arrows, one per non-zero force term")
+    legend = page.locator(f'{ROOT} [data-role="forces-legend"]').inner_text()
+    assert all(term["label"] in legend for term in ex.forces["terms"])
+    assert page.locator(f'{ROOT} [data-role="phase"]').inner_text() == "(early exaggeration)"
+    assert painted_pixels(page, "nbembed-arrows") > 50
+
+
+def test_hovering_draws_input_and_output_neighbours(widget_page, paused_hssne_on_clusters):
+    ex, (_, middle, _) = paused_hssne_on_clusters
+    mount_explorer(widget_page, ex)
+    page = widget_page.page
+    page.locator(f'{ROOT} input[data-role="show-neighbours"]').check()
+    i = int(middle[len(middle) // 2])
+    page.mouse.move(*point_on_screen(page, ex, i))
+    page.wait_for_function("() => window.harness.fake.wire.some((m) => 'hovered' in m)")
+    widget_page.to_python(ex)
+    assert ex.show_neighbours and ex.hovered == i
+    assert wait_for(lambda: ex.neighbours.get("point") == i)
+    n_lines = len(ex.neighbours["input"]) + len(ex.neighbours["output"])
+    assert n_lines == 20
+    widget_page.from_python(ex, ["neighbours"])
+    widget_page.wait_attr(ROOT, "data-neighbours-drawn", f"(v) => v === '{n_lines}'",
+                          "lines to 10 input and 10 output neighbours")
+    legend = page.locator(f'{ROOT} [data-role="forces-legend"]').inner_text()
+    assert "input neighbours" in legend and "output neighbours" in legend

@@ -130,3 +130,19 @@ def test_step_message_parses():
     assert messages.parse({"type": "step", "n": 4.0}) == ("step", {"n": 4})
     with pytest.raises(messages.MessageError):
         messages.parse({"type": "step", "n": True})
+
+
+def test_a_restart_starts_a_new_history(make_explorer):
+    X, _ = blobs(40)
+    ex = make_explorer(X=X, method=FakeMethod(seconds_per_iteration=1e-3))
+    assert wait_for(lambda: len(ex.quality.get("history", {}).get("iteration", [])) >= 2)
+    ex.pause()
+    ex.wait(timeout=30)
+    old = ex.run
+    ex.restart()
+    assert wait_for(lambda: ex.run is not old)
+    ex.pause()
+    ex.wait(timeout=30)
+    assert wait_for(lambda: ex.quality["iteration"] == ex.run.iteration)
+    history = ex.quality["history"]["iteration"]
+    assert history == sorted(history) and history[-1] == ex.run.iteration

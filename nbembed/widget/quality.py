@@ -84,11 +84,15 @@ class QualityMonitor:
             rng = np.random.default_rng(seed)
             self.sample = np.sort(rng.choice(n, sample_size, replace=False)).astype(np.int64)
         self._input = None  # (distances, neighbours) of the sample, once computed
-        self._history = {name: [] for name in SCORES}
-        self._history["iteration"] = []
+        self._duration = 0.0
+        self.reset()
+
+    def reset(self):
+        """Forget the history (a new run starts); the sample and its input
+        neighbours are kept."""
+        self._history = {name: [] for name in (*SCORES, "iteration")}
         self._last_time = -math.inf
         self._last_iteration = None
-        self._duration = 0.0
         self.values = {}
 
     @property

@@ -77,6 +77,9 @@ class Teaching(traitlets.HasTraits):
 
     def _update_quality(self, run, idle):
         monitor = self._quality_monitor()
+        if run is not getattr(self, "_quality_run", None):  # a restart: a new history
+            monitor.reset()
+            self._quality_run = run
         if not monitor.due(int(run.iteration), idle=idle):
             return
         values = monitor.update(run.embedding, int(run.iteration), self._labels,

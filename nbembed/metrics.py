@@ -124,8 +124,15 @@ def _trust(R, R_metric, N, N_metric, k, chunk_size, name):
     """Shared body of trustworthiness (R = input) and continuity (R = embedding)."""
     n = R.shape[0]
     k = _check_k(k, n, limit=n / 2, why=f"{name} needs k < n_samples / 2 = {n / 2:g}")
-    chunk_size = _chunk_rows(chunk_size, n)
-    penalty = _rank_penalty(R, R_metric, _neighbours(N, k, N_metric), k, chunk_size)
+    return _trust_from_neighbours(R, R_metric, _neighbours(N, k, N_metric), k,
+                                  _chunk_rows(chunk_size, n))
+
+
+def _trust_from_neighbours(R, R_metric, nbrs, k, chunk_size):
+    """Trustworthiness-type score from the k neighbours ``nbrs`` (n, k) found in
+    one space and the ranks of those neighbours in the other space ``R``."""
+    n = R.shape[0]
+    penalty = _rank_penalty(R, R_metric, nbrs, k, chunk_size)
     return 1.0 - 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0)) * penalty
 
 

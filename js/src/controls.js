@@ -13,6 +13,7 @@ export const BUTTONS = [
   ["png", "PNG", "Save the plot as a PNG image"],
 ];
 export const VIEWS = ["first-two", "pca", "class-plane"];
+const EXAGGERATION = "early exaggeration";
 
 /** A parameter value for display: "auto" for null, three significant digits. */
 export function formatValue(value) {
@@ -44,18 +45,21 @@ export function createStatus(model, disposer, root) {
   const status = h("span", { "data-role": "status" });
   const iteration = h("span", { "data-role": "iteration" });
   const cost = h("span", { "data-role": "cost" });
+  const phase = h("span", { "data-role": "phase", title: "The attraction is multiplied in this phase of the schedule" });
   const element = h("div", { className: "nbembed-status" }, [
-    method, status, h("span", { text: "iteration" }), iteration, h("span", { text: "cost" }), cost,
+    method, status, phase, h("span", { text: "iteration" }), iteration, h("span", { text: "cost" }), cost,
   ]);
   const update = () => {
     method.textContent = model.get("method_name") ?? "";
     status.textContent = model.get("status") ?? "";
     iteration.textContent = String(model.get("iteration") ?? 0);
     cost.textContent = formatCost(model.get("cost"));
+    // Only early exaggeration is named: it changes what the picture means.
+    phase.textContent = model.get("phase") === EXAGGERATION ? `(${EXAGGERATION})` : "";
     root.dataset.status = model.get("status") ?? "";
     root.dataset.iteration = String(model.get("iteration") ?? 0);
   };
-  for (const name of ["method_name", "status", "iteration", "cost"]) {
+  for (const name of ["method_name", "status", "iteration", "cost", "phase"]) {
     disposer.onModel(model, `change:${name}`, update);
   }
   update();

@@ -50,6 +50,39 @@ export class Disposer {
   }
 }
 
+/**
+ * Size a canvas laid over the plot to its box (device pixels), clear it and
+ * return its 2-D context in CSS pixels with the box size, or null while it has no size.
+ */
+export function clearedCanvas(canvas) {
+  const width = canvas.clientWidth;
+  const height = canvas.clientHeight;
+  const ctx = width > 0 && height > 0 ? canvas.getContext("2d") : null;
+  if (!ctx) return null;
+  const ratio = globalThis.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(width * ratio)) canvas.width = Math.round(width * ratio);
+  if (canvas.height !== Math.round(height * ratio)) canvas.height = Math.round(height * ratio);
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  return { ctx, width, height };
+}
+
+/**
+ * A layer's redraw: `paint(area)` (the `clearedCanvas` of `canvas`, or null) runs
+ * before the next paint, once however often redraw is called; disposed with `disposer`.
+ */
+export function layerRedraw(canvas, disposer, paint) {
+  let scheduled = null;
+  disposer.add(() => scheduled !== null && cancelFrame(scheduled));
+  const draw = () => {
+    scheduled = null;
+    paint(clearedCanvas(canvas));
+  };
+  return () => {
+    if (scheduled === null) scheduled = nextFrame(draw);
+  };
+}
+
 /** Run `fn` before the next paint (a timer where there is no animation frame). */
 export const nextFrame = (fn) =>
   globalThis.requestAnimationFrame ? globalThis.requestAnimationFrame(fn) : setTimeout(fn, 16);

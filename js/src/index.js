@@ -1,6 +1,7 @@
 // Entry of the Explorer widget (anywidget): render() builds the view and
 // returns the function that tears it down.
 import { createAnnotationPanel } from "./annotate.js";
+import { createArrowsLayer } from "./arrows.js";
 import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
@@ -10,6 +11,7 @@ import { createFileActions } from "./files.js";
 import { createScatter } from "./scatter.js";
 import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
+import { createReadouts, createStepper } from "./teaching.js";
 import { createTooltip } from "./tooltip.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -40,7 +42,8 @@ function render({ model, el }) {
   svg.append(polyline);
   const tooltip = createTooltip(model);
   const marksLayer = createMarksLayer(model, disposer, root, say);
-  const plotEl = h("div", { className: "nbembed-plot" }, [canvas, marksLayer.canvas, svg, tooltip.element]);
+  const arrowsLayer = createArrowsLayer(model, disposer, root);
+  const plotEl = h("div", { className: "nbembed-plot" }, [canvas, marksLayer.canvas, arrowsLayer.canvas, svg, tooltip.element]);
   // Keep drags on the plot from reaching the notebook (a cell drag in JupyterLab).
   for (const type of ["pointerdown", "pointermove", "pointerup", "mousedown", "touchstart"]) {
     disposer.listen(plotEl, type, (event) => event.stopPropagation());
@@ -54,16 +57,22 @@ function render({ model, el }) {
       frames += 1;
       root.dataset.frame = String(frames);
       marksLayer.redraw();
+      arrowsLayer.redraw();
     },
-    onView: () => marksLayer.redraw(),
+    onView: () => {
+      marksLayer.redraw();
+      arrowsLayer.redraw();
+    },
     onSelect: (indices) => setSelection(Uint32Array.from(indices), true),
     onHover: (i) => {
       const at = i >= 0 ? scatter.screenPosition(i) : null;
       tooltip.show(at ? i : -1, at?.[0] ?? 0, at?.[1] ?? 0, codes, marksLayer.describe(i));
+      arrowsLayer.hover(at ? i : -1);
     },
   });
   disposer.add(() => scatter.destroy());
   marksLayer.attach(scatter);
+  arrowsLayer.attach(scatter);
 
   function setSelection(indices, send) {
     selection = indices;
@@ -101,6 +110,7 @@ function render({ model, el }) {
         else if (w > 0 && hgt > 0) scatter.resize(Math.round(w), Math.round(hgt));
       }
       marksLayer.redraw();
+      arrowsLayer.redraw();
     });
     observer.observe(plotEl);
     observer.observe(root);
@@ -156,12 +166,14 @@ function render({ model, el }) {
     setSelection(found, true);
     say(`${found.length} point(s) match "${query}" and are selected.`);
   });
-  toolbar.element.append(search, marksLayer.toggle, files.input);
+  toolbar.element.append(createStepper(model, disposer, say), search, marksLayer.toggle, ...arrowsLayer.toggles, files.input);
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),
     createLegend(model, disposer),
+    createReadouts(model, disposer, root),
   ]);
+  plotEl.append(arrowsLayer.legend);
   root.append(
     toolbar.element,
     createStatus(model, disposer, root),

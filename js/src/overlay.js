@@ -2,7 +2,7 @@
 // annotations, redrawn when the points, the camera, the marks or the size
 // change, and a checkbox that shows or hides it.
 import { decodeUint32 } from "./codecs.js";
-import { cancelFrame, h, nextFrame } from "./dom.js";
+import { h, layerRedraw } from "./dom.js";
 import { decodeMarks, describeMarks, drawMarks } from "./marks.js";
 import { pointSizeFor } from "./scatter.js";
 
@@ -19,31 +19,16 @@ export function createMarksLayer(model, disposer, root, say) {
   ]);
   let scatter = null;
   let marks = null;
-  let scheduled = null;
 
-  const draw = () => {
-    scheduled = null;
-    const width = canvas.clientWidth;
-    const height = canvas.clientHeight;
-    const ctx = width > 0 && height > 0 ? canvas.getContext("2d") : null;
+  const redraw = layerRedraw(canvas, disposer, (area) => {
     let drawn = 0;
-    if (ctx) {
-      const ratio = globalThis.devicePixelRatio || 1;
-      if (canvas.width !== Math.round(width * ratio)) canvas.width = Math.round(width * ratio);
-      if (canvas.height !== Math.round(height * ratio)) canvas.height = Math.round(height * ratio);
-      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      ctx.clearRect(0, 0, width, height);
-      if (checkbox.checked && scatter && marks) {
-        const transform = { ...scatter.transform(), width, height };
-        const radius = pointSizeFor(marks.n) / 2 + 2;
-        drawn = drawMarks(ctx, marks, scatter.positions(), transform, { radius });
-      }
+    if (area && checkbox.checked && scatter && marks) {
+      const transform = { ...scatter.transform(), width: area.width, height: area.height };
+      const radius = pointSizeFor(marks.n) / 2 + 2;
+      drawn = drawMarks(area.ctx, marks, scatter.positions(), transform, { radius });
     }
     root.dataset.marksDrawn = String(drawn);
-  };
-  const redraw = () => {
-    if (scheduled === null) scheduled = nextFrame(draw);
-  };
+  });
   const readMarks = () => {
     try {
       marks = decodeMarks(decodeUint32(model.get("_marks")), model.get("n_points") ?? 0);
@@ -54,7 +39,6 @@ export function createMarksLayer(model, disposer, root, say) {
     redraw();
   };
 
-  disposer.add(() => scheduled !== null && cancelFrame(scheduled));
   disposer.listen(checkbox, "change", redraw);
   disposer.onModel(model, "change:_marks", readMarks);
   readMarks();

@@ -36,7 +36,7 @@ export const CSS = `
   overflow: hidden;
 }
 .nbembed-plot canvas.nbembed-canvas { display: block; width: 100%; height: 100%; }
-.nbembed-plot canvas.nbembed-marks {
+.nbembed-plot canvas.nbembed-marks, .nbembed-plot canvas.nbembed-arrows {
   position: absolute;
   inset: 0;
   width: 100%;
@@ -59,6 +59,14 @@ export const CSS = `
 .nbembed-side { display: flex; flex-direction: column; gap: 10px; min-width: 0; }
 .nbembed-side fieldset { border: 1px solid var(--jp-border-color2, #ddd); margin: 0; padding: 6px; }
 .nbembed-side legend { font-weight: 600; }
+.nbembed-readout { display: grid; grid-template-columns: 1fr auto 80px; gap: 6px; align-items: center; }
+.nbembed-readout-value { font-variant-numeric: tabular-nums; }
+.nbembed-readout-note { color: var(--jp-ui-font-color2, #666); font-size: 0.9em; }
+.nbembed-stepper input { width: 5em; }
+.nbembed-forces-legend {
+  position: absolute; left: 6px; bottom: 6px; display: flex; gap: 8px; flex-wrap: wrap;
+  background: rgba(255, 255, 255, 0.85); padding: 2px 6px; border-radius: 3px; pointer-events: none;
+}
 .nbembed-param { display: grid; grid-template-columns: auto 1fr auto; gap: 4px; align-items: center; }
 .nbembed-param input[type="range"] { width: 100%; }
 .nbembed-row { display: flex; gap: 4px; align-items: center; flex-wrap: wrap; margin: 3px 0; }

@@ -2,27 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { createParameters, inBounds } from "../src/controls.js";
 import { Disposer } from "../src/dom.js";
-
-/** The part of anywidget's model that the parameter sliders use. */
-function sliderModel(state) {
-  const handlers = new Map();
-  return {
-    state,
-    get: (key) => state[key],
-    set(key, value) {
-      state[key] = value;
-    },
-    save_changes() {},
-    on(event, fn) {
-      handlers.set(event, [...(handlers.get(event) ?? []), fn]);
-    },
-    off() {},
-    change(key, value) {
-      state[key] = value;
-      for (const fn of handlers.get(`change:${key}`) ?? []) fn();
-    },
-  };
-}
+import { fakeModel } from "./fake-model.js";
 
 const LAMBDA = {
   name: "lambda_", label: "λ", description: "", low: 0, high: null, low_open: true,
@@ -48,7 +28,7 @@ describe("inBounds", () => {
 
 describe("a parameter left to the method", () => {
   it("shows the value the method uses and continues from it when switched to manual", () => {
-    const model = sliderModel({ param_specs: [LAMBDA], params: { lambda_: null }, param_values: {} });
+    const model = fakeModel({ param_specs: [LAMBDA], params: { lambda_: null }, param_values: {} });
     const element = createParameters(model, new Disposer());
     const label = element.querySelector('[data-param-value="lambda_"]');
     const auto = element.querySelector('[data-param-auto="lambda_"]');

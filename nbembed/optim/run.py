@@ -153,6 +153,12 @@ class ObjectiveRun(Run):
         """The schedule's phase now, for :meth:`forces` (None: no phases)."""
         return None
 
+    @property
+    def phase(self):
+        """The phase of the schedule the next iteration belongs to (as
+        :meth:`forces` reports it, for example "early exaggeration"), or None."""
+        return self._phase_name()
+
     def _mask_forces(self, forces):
         """Zero the rows of held items in ``forces`` (lock held)."""
         forces.mask(self._point_pins.indices)

@@ -28,11 +28,13 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from . import annotating, arguments, messages
+from .arrows import ForceArrows
 from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
 from .precomputed import Precomputed
+from .teaching import Teaching
 from .traits import UINT32, binary_trait, decode, encode
 from .view import VIEWS, PlaneView
 from .worker import EXTRA_ITERATIONS, RunWorker
@@ -43,7 +45,8 @@ BUNDLE = pathlib.Path(__file__).parent / "static" / "explorer.js"
 BUILD_COMMAND = "npm --prefix js ci && npm --prefix js run build"
 
 #: Traits the browser may change; its updates of other traits of ours are ignored.
-BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate"})
+BROWSER_WRITABLE = frozenset({"_selection", "params", "color_by", "view", "frame_rate",
+                              "show_forces", "show_neighbours", "hovered"})
 
 _MISSING_BUNDLE = "// the nbembed widget bundle was not built\nexport default {};\n"
 
@@ -63,7 +66,8 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArrows,
+               anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -128,6 +132,16 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidge
         after installing), "running", "paused", "done" or "error".
     error : str
         The worker's error ("" when none).
+    quality : dict
+        Live read-outs (cost, trustworthiness, continuity, k-NN accuracy) with
+        a short history; see :mod:`nbembed.widget.quality`.
+    show_forces : bool
+        Draw force arrows (``run.forces``) for the hovered or selected points;
+        see :mod:`nbembed.widget.arrows`.
+    forces : dict
+        The arrows shown (empty when none).
+    show_neighbours : bool
+        Draw lines to the hovered point's input and output neighbours.
 
     Examples
     --------
@@ -235,6 +249,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, anywidget.AnyWidge
         self.on_msg(self._on_browser_message)
         self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
                                  on_status=self._on_status, on_warning=self._warn,
+                                 on_work=self._on_work,
                                  extra_iterations=extra_iterations)
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)

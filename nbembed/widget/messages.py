@@ -16,6 +16,7 @@ type                    fields
 ``export_annotations``  none (Python answers with a message of type
                         ``annotations_json``: ``text``, ``filename``)
 ``import_annotations``  ``text``: the content of a JSON file
+``step``                ``n``: iterations to do while paused (default 1)
 ``apply``               ``mode`` (``soft_label``, ``must_link``,
                         ``cannot_link``), ``label`` (class index, or
                         ``"__new__"`` with ``new_class``), ``confidence`` in
@@ -78,11 +79,13 @@ def parse(content, buffers=()):
     if not isinstance(content, dict):
         raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
     kind = content.get("type")
-    if not isinstance(kind, str) or (kind not in SIMPLE and kind not in ("apply",
+    if not isinstance(kind, str) or (kind not in SIMPLE and kind not in ("apply", "step",
                                                                           "import_annotations")):
         raise MessageError(f"unknown message type {kind!r}.")
     if kind in SIMPLE:
         return SIMPLE[kind], {}
+    if kind == "step":
+        return "step", {"n": _integer(content.get("n", 1), "n")}
     if kind == "import_annotations":
         text = content.get("text")
         if not isinstance(text, str):

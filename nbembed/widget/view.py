@@ -142,6 +142,17 @@ class PlaneView:
         return (Y - center) @ W, None if A is None else (A - center) @ W
 
 
+    def directions(self, V):
+        """Project direction vectors ``V`` (m, d) into the plane of the last
+        projection: its linear part only, so lengths keep their ratios."""
+        V = np.asarray(V, dtype=np.float64)
+        if V.shape[1] == 1:
+            return np.hstack([V, np.zeros((len(V), 1))])
+        if self.kind == "first-two" or self._basis is None:
+            return V[:, :2]
+        return V @ self._basis
+
+
 def normalize(points, anchors=None):
     """Scale 2-D positions uniformly into [-EXTENT, EXTENT] around their box centre.
 

@@ -9,9 +9,11 @@ inside their methods, and only this thread calls them, so Numba's parallel
 kernels are never entered twice at once.
 
 The worker talks to the run only through the run protocol
-(:class:`nbembed.optim.protocol.Run`) and reports through three callbacks:
+(:class:`nbembed.optim.protocol.Run`) and reports through its callbacks:
 ``on_step(run, force)`` after every step and change, ``on_status(status,
-error)`` and ``on_warning(message)``.
+error)``, ``on_warning(message)`` and, optionally, ``on_work(run, idle)``,
+in which the owner may do its own work with the run between two step calls
+(``idle``: the worker is about to wait).
 """
 
 from __future__ import annotations
@@ -104,6 +106,10 @@ class RunWorker:
         did not have), "running", "paused", "done" or "error".
     on_warning : callable
         ``on_warning(message)`` for a rejected parameter or annotation.
+    on_work : callable, optional
+        ``on_work(run, idle)`` after each step call (``idle=False``) and when
+        the worker goes idle (``idle=True``), in the worker thread: the place
+        for work that reads the run (only this thread may call it).
     step_seconds : float
         Target duration of one step call.
     extra_iterations : int
@@ -115,9 +121,10 @@ class RunWorker:
         The run being stepped (None until prepared).
     """
 
-    def __init__(self, prepare, *, on_step, on_status, on_warning, step_seconds=STEP_SECONDS,
-                 extra_iterations=EXTRA_ITERATIONS):
+    def __init__(self, prepare, *, on_step, on_status, on_warning, on_work=None,
+                 step_seconds=STEP_SECONDS, extra_iterations=EXTRA_ITERATIONS):
         self._prepare = prepare
+        self._on_work = on_work
         self._on_step = on_step
         self._on_status = on_status
         self._on_warning = on_warning
@@ -131,6 +138,8 @@ class RunWorker:
         self._params = {}
         self._annotations = None
         self._budget = 0
+        self._requested = 0  # iterations asked for by step() while paused
+        self._poked = False
         self._status = None
         self._before_compiling = None
         self._failed = False
@@ -196,11 +205,28 @@ class RunWorker:
 
     def resume(self):
         """Continue stepping; a finished run gets ``extra_iterations`` more."""
-        self._command(_paused=False, _extend=True)
+        self._command(_paused=False, _extend=True, _requested=0)
 
     def restart(self):
         """Prepare a new run and step it from the start."""
-        self._command(_paused=False, _restart=True)
+        self._command(_paused=False, _restart=True, _requested=0)
+
+    def step(self, n=1):
+        """While paused, do ``n`` more iterations (added to those still asked for),
+        then stay paused."""
+        with self._cond:
+            self._requested += int(n)
+            self._cond.notify_all()
+
+    def poke(self):
+        """Call ``on_work(run, False)`` in the worker thread soon, also while paused
+        (the owner has new work for it, such as forces for other points)."""
+        self._command(_poked=True)
+
+    @property
+    def requested(self):
+        """Iterations asked for by :meth:`step` that are not done yet."""
+        return self._requested
 
     def set_params(self, **params):
         """Queue live parameter values; the latest value of each name wins."""
@@ -224,19 +250,22 @@ class RunWorker:
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
-                    extend=self._extend)
-        self._restart = self._extend = False
+                    extend=self._extend, poke=self._poked)
+        self._restart = self._extend = self._poked = False
         self._params, self._annotations = {}, None
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend)
+                or self._extend or self._poked)
 
     def _wants_steps(self):
         run = self.run
-        return (not self._paused and not self._failed and run is not None
-                and (not run.done or self._budget > 0))
+        if self._failed or run is None:
+            return False
+        if self._paused:
+            return self._requested > 0
+        return not run.done or self._budget > 0
 
     def _loop(self):
         settled = False  # the idle state has been reported since the last step
@@ -267,6 +296,8 @@ class RunWorker:
             if not self._failed and self.run is not None:
                 if not settled:
                     self._on_step(self.run, True)
+                    if self._on_work is not None:
+                        self._on_work(self.run, True)
                     settled = True
                 self._set_status("paused" if self._paused else "done")
             with self._cond:
@@ -313,6 +344,8 @@ class RunWorker:
             # sized for the old cost.
             self._sizer.reset()
             self._on_step(run, True)
+        if work["poke"] and self._on_work is not None:
+            self._on_work(run, False)
 
     #: (indices, pin method, positions) of what a run may hold pinned.
     PINS = (("pinned", "pin", "embedding"), ("pinned_classes", "pin_classes", "anchors"))
@@ -334,7 +367,13 @@ class RunWorker:
         run = self.run
         self._set_status("running")
         k = self._sizer.k
-        if run.done:
+        if self._paused:
+            # Only what step() asked for, counted even when the run does not
+            # advance (a converged run), so that the request always ends.
+            with self._cond:
+                k = min(k, self._requested)
+                self._requested -= k
+        elif run.done:
             k = min(k, self._budget)
             self._budget -= k
         else:
@@ -348,6 +387,8 @@ class RunWorker:
             # A call cut short by a change says nothing about k; the change resets the sizer.
             self._sizer.update(k, time.perf_counter() - start)
         self._on_step(run, False)
+        if self._on_work is not None:
+            self._on_work(run, False)
 
     def _changes_waiting(self, run):
         """Ends a step call early when a change is queued, so that it is applied (and

@@ -26,10 +26,10 @@ def annotated_explorer():
     ex.close()
 
 
-def painted_pixels(page):
-    """How many pixels of the marks layer are not transparent."""
+def painted_pixels(page, layer="nbembed-marks"):
+    """How many pixels of a layer over the plot (the marks by default) are not transparent."""
     return page.evaluate(f"""() => {{
-        const c = document.querySelector('{ROOT} canvas.nbembed-marks');
+        const c = document.querySelector('{ROOT} canvas.{layer}');
         const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let n = 0;
         for (let k = 3; k < data.length; k += 4) n += data[k] > 0;

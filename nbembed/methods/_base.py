@@ -57,9 +57,21 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         run = self.prepare(X, y, annotations=annotations, init=init)
         run.run(callbacks)
-        self._store_fitted(run)
-        warn_about_divergence(run)
+        self._finish_fit(run)
         return self
+
+    def _finish_fit(self, run):
+        """Store what the finished run produced and how it ended; warn if it diverged.
+
+        Runs of an objective (every gradient-based method) give the fitted
+        attributes ``converged_`` (:attr:`nbembed.optim.run.RunOutcome.converged`)
+        and ``n_recoveries_`` (recoveries from divergence).
+        """
+        self._store_fitted(run)
+        if hasattr(run, "outcome"):
+            self.converged_ = run.outcome().converged
+            self.n_recoveries_ = run.recoveries
+            warn_about_divergence(run, self.get_params(deep=False))
 
     def _store_fitted(self, run):
         """Copy what a finished run produced into the fitted attributes."""
@@ -67,7 +79,6 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
         self.n_iter_ = run.iteration
         self.history_ = run.history
-        self.n_recoveries_ = getattr(run, "recoveries", 0)
         self._n_features_out = self.embedding_.shape[1]
 
     def fit_transform(self, X, y=None, *, annotations=None, init=None, callbacks=None):
@@ -88,15 +99,25 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return tags
 
 
-def warn_about_divergence(run):
+def warn_about_divergence(run, params):
     """A RuntimeWarning if the run diverged on its way (runs that recover from
-    divergence count their ``recoveries``)."""
-    recoveries = getattr(run, "recoveries", 0)
-    if recoveries:
-        warnings.warn(f"{run.name} diverged {recoveries} time(s) and went back to its last "
+    divergence count their ``recoveries``) or ended with a higher cost than it
+    started with; ``params`` (the estimator's) decide the advice."""
+    fix = ("Use a smaller learning_rate (or the default 'auto')" if "learning_rate" in params
+           else "Check the data's scale and the parameters")
+    if "max_step_norm" in params and params["max_step_norm"] is None:
+        fix += " and keep max_step_norm at its default"
+    stacklevel = 4  # the user's call of fit
+    if run.recoveries:
+        warnings.warn(f"{run.name} diverged {run.recoveries} time(s) and went back to its last "
                       f"good embedding each time, halving the step; the result may be poor. "
-                      f"Use a smaller learning_rate (or the default 'auto').", RuntimeWarning,
-                      stacklevel=3)
+                      f"{fix}.", RuntimeWarning, stacklevel=stacklevel)
+    outcome = run.outcome()
+    if outcome.ended_worse:
+        warnings.warn(f"{run.name} diverged: it ended with a higher cost ({outcome.end_cost:.4g}) "
+                      f"than it started with ({outcome.start_cost:.4g}), so the embedding is "
+                      f"worse than its start. {fix}, then fit again.", RuntimeWarning,
+                      stacklevel=stacklevel)
 
 
 def enable_verbose_logging():

@@ -246,6 +246,16 @@ class ParametricEmbedding(EmbeddingEstimator):
         Mean over objects of KL(p(. | x_n) || p(. | r_n)).
     n_iter_ : int
         Rounds run.
+    converged_ : bool
+        True when the run ended settled at a minimum of its cost (its cost changed by at
+        most 1e-5 of itself per iteration between the last two records, or the class
+        gradient fell below ``tol``, or no step lowered J) and did not end with a cost
+        more than 5% above the one it started from (which warns); False means more
+        iterations may still change the embedding (raise ``max_iter``). See
+        ``nbembed.optim.run.RunOutcome``.
+    n_recoveries_ : int
+        How often the optimization diverged and went back to its last good
+        embedding (a ``RuntimeWarning`` says so after ``fit``).
     history_ : list of dict
     n_features_in_ : int
         Number of classes K.
@@ -380,7 +390,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         """
         run = self.prepare(P, y, priors=priors, annotations=annotations, init=init)
         run.run(callbacks)
-        self._store_fitted(run)
+        self._finish_fit(run)
         if not run.converged and run.history and run.iteration >= run.n_iter:
             warnings.warn(f"Parametric Embedding stopped after max_iter = {run.n_iter} rounds "
                           f"with |dJ/dPhi| / n = {run.history[-1]['grad_norm']:.3g} above tol "

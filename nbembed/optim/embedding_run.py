@@ -17,15 +17,10 @@ import numpy as np
 
 from .. import _config
 from .optimizers import FixedPoint, MomentumGains
-from .run import ObjectiveRun
+from .run import DIVERGENCE_RISE, ObjectiveRun
 from .schedules import EarlyExaggeration
 
 logger = logging.getLogger("nbembed")
-
-#: A cost rise by more than this fraction between two checks of a fixed-point
-#: run counts as divergence.
-DIVERGENCE_RISE = 0.05
-
 
 class EmbeddingRun(ObjectiveRun):
     """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
@@ -78,7 +73,6 @@ class EmbeddingRun(ObjectiveRun):
             learning_rates=(float(learning_rate if exaggeration_learning_rate is None
                                   else exaggeration_learning_rate), float(learning_rate)))
         self.record_every = int(cost_every)
-        self.recoveries = 0
         self._step_scale = 1.0  # halved by every recovery from divergence
         self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate,
                                                max_step_norm=max_step_norm)
@@ -154,6 +148,12 @@ class EmbeddingRun(ObjectiveRun):
         grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
         self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
                             optimizer=phase.optimizer)
+
+    def _after_iteration(self):
+        if self.iteration == self.schedule.iterations and np.all(np.isfinite(self._Yt)):
+            # Early exaggeration minimizes another cost (and raises this one as
+            # clusters separate): judge the run from where the plain cost takes over.
+            self._start_cost = float(self._cost(self._Yt))
 
     def _recover(self, reason):
         """Go back to the last good embedding and take smaller steps from there."""

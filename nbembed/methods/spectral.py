@@ -236,6 +236,11 @@ class SpectralSSDR(EmbeddingEstimator):
         if s["label_cost"] is not None and y is None and annotations is None:
             raise ValueError(MISSING_Y.format(s["label_cost"]))
         labels, must, cannot = merge_labels(y, annotations, n)
+        if s["label_cost"] is not None:
+            # Before the kernel map and the neighbour search: on large data they take
+            # minutes, and labels of one class would then be refused anyway.
+            links = (must, cannot) if s["label_cost"] != "lfda" else (None, None)
+            costs.check_labels_for_cost(labels, s["label_cost"], *links)
         settings = self._settings()
         features = X_checked
         kernel_map = None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from nbembed import HSSNE, SNE, Mbed, NeRV, ParametricEmbedding, SNeRV  # noqa: F401
-from nbembed.optim.run import RunOutcome
+from nbembed.optim.run import JUDGED_AFTER, RunOutcome
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +80,21 @@ def test_a_schedule_that_changes_the_objective_is_judged_from_the_last_change(da
 
 
 def test_run_outcome_ended_worse():
-    assert RunOutcome(False, 1.0, 2.0).ended_worse
-    assert RunOutcome(False, 1.0, float("inf")).ended_worse
-    assert not RunOutcome(False, 2.0, 1.0).ended_worse
-    assert not RunOutcome(False, 2.0, 2.05).ended_worse  # within DIVERGENCE_RISE
-    assert not RunOutcome(False, float("nan"), float("nan")).ended_worse
+    assert RunOutcome(False, 1.0, 2.0, JUDGED_AFTER).ended_worse
+    assert RunOutcome(False, 1.0, float("inf"), JUDGED_AFTER).ended_worse
+    assert not RunOutcome(False, 1.0, 2.0, JUDGED_AFTER - 1).ended_worse  # too early to say
+    assert not RunOutcome(False, 2.0, 1.0, JUDGED_AFTER).ended_worse
+    assert not RunOutcome(False, 2.0, 2.05, JUDGED_AFTER).ended_worse  # within DIVERGENCE_RISE
+    assert not RunOutcome(False, float("nan"), float("nan"), JUDGED_AFTER).ended_worse
+
+
+@pytest.mark.parametrize("max_iter", [20, 50])
+def test_early_exaggeration_raising_the_plain_cost_is_no_divergence(max_iter, data):
+    """The plain KL rises while early exaggeration separates clusters and for a few
+    iterations after it; neither a run inside it nor one ending just after warns."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = HSSNE(perplexity=5.0, max_iter=max_iter, early_exaggeration_iter=10,
+                    init="random", random_state=0).fit(data[0])
+        HSSNE(perplexity=5.0, max_iter=max_iter, random_state=0).fit(data[0])
+    assert est.converged_ is False

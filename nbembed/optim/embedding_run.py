@@ -79,6 +79,7 @@ class EmbeddingRun(ObjectiveRun):
         self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
         self._good_Yt = self._Yt.copy()
         self._good_cost = None
+        self._watch_cost_from_here()
 
     # -- state ---------------------------------------------------------------
     @property
@@ -149,11 +150,18 @@ class EmbeddingRun(ObjectiveRun):
         self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
                             optimizer=phase.optimizer)
 
+    def _watch_cost_from_here(self):
+        # Early exaggeration minimizes another cost (and raises this one as
+        # clusters separate): judge the run from where the plain cost takes over.
+        super()._watch_cost_from_here()
+        if self.iteration < self.schedule.iterations:
+            self._start_cost = math.nan
+
     def _after_iteration(self):
-        if self.iteration == self.schedule.iterations and np.all(np.isfinite(self._Yt)):
-            # Early exaggeration minimizes another cost (and raises this one as
-            # clusters separate): judge the run from where the plain cost takes over.
-            self._start_cost = float(self._cost(self._Yt))
+        if self.iteration == self.schedule.iterations:
+            self._start_cost = None  # a non-finite embedding: the next record starts
+            if np.all(np.isfinite(self._Yt)):
+                self._start_from(self._cost(self._Yt))
 
     def _recover(self, reason):
         """Go back to the last good embedding and take smaller steps from there."""

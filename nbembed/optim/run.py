@@ -29,6 +29,11 @@ logger = logging.getLogger("nbembed")
 #: checks of a fixed-point run, and from a run's start to its end.
 DIVERGENCE_RISE = 0.05
 
+#: A run is judged worse at its end only this many iterations or more after
+#: its start (after a change of objective the cost may rise briefly, as the
+#: momentum of the exaggerated SNE-family gradient carries on).
+JUDGED_AFTER = 50
+
 #: A run whose cost changed by at most this fraction per iteration between its
 #: last two records has settled (see :meth:`ObjectiveRun.outcome`).
 SETTLED_RTOL = 1e-5
@@ -47,18 +52,23 @@ class RunOutcome(NamedTuple):
     start_cost, end_cost : float
         The cost when the current objective came into use (the first record,
         or the first after a live parameter, the annotations or a schedule
-        changed the objective) and the last recorded cost; NaN without records.
+        changed the objective; NaN while the run is not judged, during early
+        exaggeration) and the last recorded cost; NaN without records.
+    iterations : int
+        Iterations from the start to the end.
     """
 
     converged: bool
     start_cost: float
     end_cost: float
+    iterations: int = 0
 
     @property
     def ended_worse(self):
-        """True if the run ended with a cost higher by more than ``DIVERGENCE_RISE``
-        of the start's (or a non-finite one) than it started with."""
-        if not math.isfinite(self.start_cost):
+        """True if the run ended, ``JUDGED_AFTER`` iterations or more after its start,
+        with a cost higher by more than ``DIVERGENCE_RISE`` of the start's (or a
+        non-finite one) than it started with."""
+        if not math.isfinite(self.start_cost) or self.iterations < JUDGED_AFTER:
             return False
         return not self.end_cost - self.start_cost <= DIVERGENCE_RISE * abs(self.start_cost)
 
@@ -89,6 +99,7 @@ class ObjectiveRun(Run):
         self.history = []
         self.recoveries = 0
         self._start_cost = None
+        self._start_iteration = 0
         self._started = time.perf_counter()
 
     def __getattr__(self, name):
@@ -150,14 +161,14 @@ class ObjectiveRun(Run):
         if not self.history:
             return RunOutcome(False, math.nan, math.nan)
         end = float(self.history[-1]["cost"])
-        start = end if self._start_cost is None else self._start_cost
+        start = math.nan if self._start_cost is None else self._start_cost
         settled = self.converged
         earlier = [r for r in self.history if r["iteration"] < self.history[-1]["iteration"]]
         if not settled and earlier and math.isfinite(end):
             before = float(earlier[-1]["cost"])
             iterations = self.history[-1]["iteration"] - earlier[-1]["iteration"]
             settled = abs(end - before) <= SETTLED_RTOL * iterations * max(abs(end), 1e-300)
-        outcome = RunOutcome(False, start, end)
+        outcome = RunOutcome(False, start, end, self.iteration - self._start_iteration)
         return outcome._replace(converged=bool(settled) and not outcome.ended_worse)
 
     # -- internals -----------------------------------------------------------
@@ -168,6 +179,11 @@ class ObjectiveRun(Run):
         """The objective changes now: judge the run's outcome from its next record on."""
         self._start_cost = None
 
+    def _start_from(self, cost):
+        """Judge the run's outcome from this cost at the current iteration."""
+        self._start_cost = float(cost)
+        self._start_iteration = self.iteration
+
     def _append_record(self, cost, **fields):
         """Add a row to ``history``: iteration, cost, the live parameters, ``fields``
         and the seconds since the run was made."""
@@ -177,7 +193,7 @@ class ObjectiveRun(Run):
         record["seconds"] = time.perf_counter() - self._started
         self.history.append(record)
         if self._start_cost is None:
-            self._start_cost = float(cost)
+            self._start_from(cost)
         logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, cost)
         return record
 

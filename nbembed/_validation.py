@@ -7,6 +7,8 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.neighbors import VALID_METRICS
+from sklearn.utils import check_random_state as _sklearn_random_state
 
 from . import _config
 
@@ -67,6 +69,37 @@ def check_option(value, name, options):
         return value
     listed = ", ".join(repr(o) for o in options)
     raise ValueError(f"{name} must be one of {listed}; got {value!r}.")
+
+
+def check_random_state(random_state, name="random_state"):
+    """``sklearn.utils.check_random_state`` with an error that names the parameter.
+
+    Returns
+    -------
+    numpy.random.RandomState
+
+    Raises
+    ------
+    ValueError
+        If ``random_state`` is not None, an integer seed in [0, 2**32 - 1] or a
+        ``numpy.random.RandomState``.
+    """
+    try:
+        return _sklearn_random_state(random_state)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name} must be None, an integer in [0, 2**32 - 1] or a "
+                         f"numpy.random.RandomState; got {random_state!r}.") from None
+
+
+def check_metric(metric, name="metric"):
+    """Check a metric of ``sklearn.metrics.pairwise_distances``: a name, a callable or
+    "precomputed"; return it."""
+    if callable(metric) or (isinstance(metric, str) and (
+            metric == "precomputed" or metric in VALID_METRICS["brute"])):
+        return metric
+    raise ValueError(f"{name} must be 'precomputed', a callable or a metric name of "
+                     f"sklearn.metrics.pairwise_distances (such as 'euclidean', 'cosine' or "
+                     f"'manhattan'); got {metric!r}.")
 
 
 #: Data whose largest absolute value lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
@@ -197,12 +230,18 @@ def check_labels(y, n_samples, *, name="y"):
 
 def check_dense_allowed(n, *, what, alternative):
     """Refuse an n x n float64 allocation larger than ``MAX_DENSE_BYTES``."""
-    need = 8 * n * n
-    if need > _config.MAX_DENSE_BYTES:
+    check_allocation(8 * n * n, what=f"{what} for n = {n}", array="an n x n array",
+                     alternative=alternative)
+
+
+def check_allocation(nbytes, *, what, array="arrays", alternative):
+    """Refuse to allocate more than ``MAX_DENSE_BYTES`` at once, with a MemoryError
+    that says what needed it and what to do instead."""
+    if nbytes > _config.MAX_DENSE_BYTES:
         raise MemoryError(
-            f"{what} for n = {n} would need an n x n array of {need / 2**30:.1f} GiB, above "
-            f"the limit of {_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} "
-            f"(or raise the limit with the environment variable NBEMBED_MAX_DENSE_BYTES).")
+            f"{what} would need {array} of {nbytes / 2**30:.1f} GiB, above the limit of "
+            f"{_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} (or raise the limit "
+            f"with the environment variable NBEMBED_MAX_DENSE_BYTES).")
 
 
 def check_annotations(annotations, n_samples, data="X"):

@@ -42,13 +42,13 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.cluster import KMeans
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .. import _config
 from .._kernels.learning_metric import straight_path_distances
-from .._validation import check_dense_allowed, check_magnitude, check_number
+from .._validation import check_dense_allowed, check_magnitude, check_number, \
+    check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
                             labels_from, mean_log_likelihood, mixture_objective,
                             softmax_columns)

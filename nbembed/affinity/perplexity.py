@@ -39,12 +39,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils import check_random_state
 
 from .. import _config
 from .._kernels.csr import is_symmetric_csr
 from .._kernels.perplexity import conditional_probabilities as _bisect_bandwidths
-from .._validation import check_dense_allowed, check_number, check_option
+from .._validation import check_dense_allowed, check_number, check_option, \
+    check_random_state
 
 METHODS = ("auto", "exact", "knn")
 NEIGHBORS = ("auto", "exact", "approximate")

@@ -11,10 +11,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
-from sklearn.utils import check_random_state
 
-from .._validation import check_data, check_dense_allowed, check_number, \
-    check_option, check_square_nonnegative
+from .._validation import check_data, check_dense_allowed, check_metric, check_number, \
+    check_option, check_random_state, check_square_nonnegative
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
 #: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
@@ -132,6 +131,7 @@ def enable_verbose_logging():
 
 def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False):
     """Check data or a precomputed square matrix; return it as float64."""
+    check_metric(metric)
     square = metric == "precomputed" or precomputed_affinity
     X = check_data(X, min_samples=min_samples, allow_sparse=square)
     if square:

@@ -23,11 +23,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
-from sklearn.utils import check_random_state
 
 from .. import _config
 from .._kernels import mbed as kernels
-from .._validation import check_dense_allowed, check_number, check_option
+from .._validation import check_dense_allowed, check_number, check_option, check_random_state
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors

@@ -26,12 +26,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
 from .._kernels import parametric as kernels
-from .._validation import check_data, check_number, check_option
+from .._validation import check_data, check_number, check_option, check_random_state
 from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
 from ..optim import LineSearchRun
 from ..optim.directions import LBFGS

@@ -136,6 +136,9 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         except Exception as err:  # pragma: no cover - exotic inputs
             raise TypeError(f"{name} could not be converted to an array: {err}") from err
         if X.dtype.kind not in "biuf":
+            if X.dtype.kind in "USV":
+                raise TypeError(f"{name} holds {X.dtype} values, not numbers; convert them "
+                                f"first (for example {name}.astype(float)).")
             if X.dtype.kind == "c":
                 raise ValueError(f"Complex data not supported: {name} has complex values; pass real numbers.")
             try:

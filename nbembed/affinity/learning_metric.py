@@ -47,8 +47,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import _config
 from .._kernels.learning_metric import straight_path_distances
-from .._validation import check_dense_allowed, check_magnitude, check_number, \
-    check_random_state
+from .._validation import check_data, check_dense_allowed, check_number, check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
                             labels_from, mean_log_likelihood, mixture_objective,
                             softmax_columns)
@@ -209,8 +208,8 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
         ValueError
             Without labels, with a single class, or with invalid parameters.
         """
+        check_data(X, min_samples=2)
         X = np.ascontiguousarray(validate_data(self, X, dtype=np.float64, ensure_min_samples=2))
-        check_magnitude(X)
         targets, weights, self.classes_ = labels_from(y, soft_labels, sample_weight,
                                                       X.shape[0])
         check_number(self.n_pieces, "n_pieces", low=1, integer=True)

@@ -1,0 +1,81 @@
+"""Property-based tests: every public estimator, given bad or edge data, labels or
+parameters, either refuses with a clear nbembed error and unchanged parameters, or
+gives a finite result."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from _properties import BAD_VALUES, assert_clear_refusal, data_matrices, labels_for, \
+    same_params  # noqa: E402
+from nbembed.methods.registry import REGISTRY  # noqa: E402
+
+IDS = [spec.name for spec in REGISTRY]
+
+
+def _good_data(spec, n=24):
+    rng = np.random.default_rng(0)
+    if spec.name == "pe":
+        return rng.dirichlet(np.ones(3), size=n), None
+    X = np.vstack([rng.normal(0, 1, (n // 2, 3)), rng.normal(4, 1, (n - n // 2, 3))])
+    return X, np.repeat([0, 1], [n // 2, n - n // 2])
+
+
+def _fit_or_refuse(est, X, y):
+    """Fit; a refusal must be clear and leave the parameters alone, a fit finite."""
+    before = est.get_params(deep=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            est.fit(X, y)
+        except Exception as err:  # noqa: BLE001 - the property is about every error
+            assert_clear_refusal(err)
+            assert same_params(before, est.get_params(deep=False))
+            return
+    assert same_params(before, est.get_params(deep=False))
+    embedding = getattr(est, "embedding_", None)
+    if embedding is not None:
+        assert np.all(np.isfinite(embedding))
+
+
+@pytest.mark.parametrize("spec", REGISTRY, ids=IDS)
+@given(data=st.data())
+def test_bad_data_is_refused_clearly_or_embedded_finitely(spec, data):
+    X = data.draw(data_matrices())
+    n = len(X) if np.ndim(X) else 0
+    _, y_good = _good_data(spec, max(n, 2))
+    y = None if y_good is None else y_good[:n]
+    if spec.name == "pe" and np.ndim(X) == 2 and X.size:
+        X = np.abs(X)  # posteriors: only the scale and the shape stay bad
+    _fit_or_refuse(spec.cls(**spec.check_params), X, y)
+
+
+@pytest.mark.parametrize("spec", [s for s in REGISTRY if s.labels != "unused"],
+                         ids=[s.name for s in REGISTRY if s.labels != "unused"])
+@given(data=st.data())
+def test_bad_labels_are_refused_clearly(spec, data):
+    X, _ = _good_data(spec)
+    y = data.draw(labels_for(len(X)))
+    _fit_or_refuse(spec.cls(**spec.check_params), X, y)
+
+
+@pytest.mark.parametrize("spec", REGISTRY, ids=IDS)
+@given(data=st.data())
+def test_bad_parameter_values_are_refused_clearly(spec, data):
+    names = sorted(spec.cls().get_params(deep=False))
+    name = data.draw(st.sampled_from(names))
+    value = data.draw(BAD_VALUES)
+    params = {**spec.check_params, name: value}
+    try:
+        est = spec.cls(**params)
+    except Exception as err:  # noqa: BLE001
+        assert_clear_refusal(err)
+        return
+    X, y = _good_data(spec)
+    _fit_or_refuse(est, X, y)

@@ -32,7 +32,7 @@ else:
     # derandomized so CI is stable; "thorough" searches much longer, with fresh examples:
     # NBEMBED_HYPOTHESIS_PROFILE=thorough pytest tests/test_properties_*.py
     _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
-    settings.register_profile("ci", max_examples=12, derandomize=True, deadline=None,
+    settings.register_profile("ci", max_examples=25, derandomize=True, deadline=None,
                               suppress_health_check=_SLOW_OK, print_blob=True)
     settings.register_profile("thorough", max_examples=400, deadline=None,
                               suppress_health_check=_SLOW_OK, print_blob=True)

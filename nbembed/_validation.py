@@ -169,6 +169,16 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
     return X
 
 
+def check_new_data(X, name="X"):
+    """Validate data given to a fitted estimator (``transform``, ``predict``): a 2-D
+    array as :func:`check_data` requires, with scikit-learn's advice for a single
+    sample given as a 1-D array."""
+    if not sp.issparse(X) and np.asarray(X).ndim == 1:
+        raise ValueError(f"Expected a 2-D array for {name}, got a 1-D array. Reshape your data: "
+                         f"{name}.reshape(1, -1) for a single sample.")
+    return check_data(X, name=name)
+
+
 def check_magnitude(values, name="X"):
     """Refuse data whose squared distances would leave double precision.
 

@@ -88,3 +88,18 @@ def test_cli_refuses_class_numbers_beyond_64_bits(tmp_path, capsys):
                      "--no-html", "-o", str(tmp_path / "out.csv")]) == 2
     assert "label holds the class number 1e+30, beyond 64-bit integers" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.full((3, 3), np.nan), "contains NaN or infinity"),
+    (np.zeros((0, 3)), "is empty"),
+    (np.zeros(3), "Reshape your data"),
+    (np.zeros((3, 3)).astype(str), "not numbers"),
+    (np.full((3, 3), 1e200), "would overflow"),
+])
+def test_fitted_spectral_learners_and_the_metric_check_new_data_themselves(bad, message, data):
+    for est in (SpectralSSDR(n_neighbors=3).fit(*data), LearningMetric().fit(*data)):
+        method = est.transform if hasattr(est, "transform") else est.predict_proba
+        with pytest.raises((ValueError, TypeError), match=message) as raised:
+            method(bad)
+        assert "/nbembed/" in raised.traceback[-1].path.as_posix()

@@ -47,7 +47,8 @@ from threadpoolctl import threadpool_limits
 
 from .. import _config
 from .._kernels.learning_metric import straight_path_distances
-from .._validation import check_data, check_dense_allowed, check_number, check_random_state
+from .._validation import check_data, check_dense_allowed, check_new_data, check_number, \
+    check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
                             labels_from, mean_log_likelihood, mixture_objective,
                             softmax_columns)
@@ -339,6 +340,7 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
     # -- the model -----------------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self, "centroids_")
+        check_new_data(X)
         return np.ascontiguousarray(validate_data(self, X, dtype=np.float64, reset=False))
 
     def predict_proba(self, X):

@@ -24,13 +24,13 @@ import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
 from .._kernels import parametric as kernels
-from .._validation import check_data, check_number, check_option, check_random_state
+from .._validation import check_data, check_new_data, check_number, check_option, \
+    check_random_state
 from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
 from ..optim import LineSearchRun
 from ..optim.directions import LBFGS
@@ -420,10 +420,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         ndarray (n_new, n_components)
         """
         check_is_fitted(self, "class_embedding_")
-        if not sp.issparse(P) and np.asarray(P).ndim == 1:
-            raise ValueError("Expected a 2-D array of posteriors, got a 1-D array. Reshape "
-                             "your data: P.reshape(1, -1) for a single object.")
-        P = check_data(P, name="P")
+        P = check_new_data(P, name="P")
         K = self.class_embedding_.shape[0]
         if P.shape[1] != K:
             raise ValueError(f"X has {P.shape[1]} features, but {type(self).__name__} is "

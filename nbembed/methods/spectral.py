@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_number, check_option
+from .._validation import check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
@@ -296,6 +296,7 @@ class SpectralSSDR(EmbeddingEstimator):
         ndarray (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
+        check_new_data(X)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         features = X if self.kernel_pca_ is None else self.kernel_pca_.transform(X)
         return (features - self.mean_) @ self.components_.T

@@ -1,6 +1,8 @@
 """What the property-based tests (test_properties_*.py) share: the outcome every
 bad input must have, and strategies for bad and edge values."""
 
+import contextlib
+import logging
 import traceback
 
 import numpy as np
@@ -17,6 +19,19 @@ def assert_clear_refusal(err):
     raised_in = traceback.extract_tb(err.__traceback__)[-1].filename
     assert "/nbembed/" in raised_in.replace("\\", "/"), \
         f"{type(err).__name__} raised outside nbembed, in {raised_in}: {err}"
+
+
+@contextlib.contextmanager
+def logging_kept():
+    """Undo what a fit with ``verbose=True`` does to the "nbembed" logger (a handler
+    on the stream of the moment), so later tests see their own output."""
+    logger = logging.getLogger("nbembed")
+    handlers, level = list(logger.handlers), logger.level
+    try:
+        yield
+    finally:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
 
 
 def same_params(before, after):

@@ -13,7 +13,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from _properties import BAD_VALUES, assert_clear_refusal, data_matrices, labels_for, \
-    same_params  # noqa: E402
+    logging_kept, same_params  # noqa: E402
 from nbembed.methods.registry import REGISTRY  # noqa: E402
 
 IDS = [spec.name for spec in REGISTRY]
@@ -30,7 +30,7 @@ def _good_data(spec, n=24):
 def _fit_or_refuse(est, X, y):
     """Fit; a refusal must be clear and leave the parameters alone, a fit finite."""
     before = est.get_params(deep=False)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), logging_kept():
         warnings.simplefilter("ignore")
         try:
             est.fit(X, y)
@@ -89,7 +89,7 @@ _FITTED = {}
 
 def _fitted(spec):
     if spec.name not in _FITTED:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), logging_kept():
             warnings.simplefilter("ignore")
             _FITTED[spec.name] = spec.cls(**spec.check_params).fit(*_good_data(spec))
     return _FITTED[spec.name]

@@ -7,6 +7,8 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.neighbors import VALID_METRICS
+from sklearn.utils import check_random_state as _sklearn_random_state
 
 from . import _config
 
@@ -69,6 +71,37 @@ def check_option(value, name, options):
     raise ValueError(f"{name} must be one of {listed}; got {value!r}.")
 
 
+def check_random_state(random_state, name="random_state"):
+    """``sklearn.utils.check_random_state`` with an error that names the parameter.
+
+    Returns
+    -------
+    numpy.random.RandomState
+
+    Raises
+    ------
+    ValueError
+        If ``random_state`` is not None, an integer seed in [0, 2**32 - 1] or a
+        ``numpy.random.RandomState``.
+    """
+    try:
+        return _sklearn_random_state(random_state)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name} must be None, an integer in [0, 2**32 - 1] or a "
+                         f"numpy.random.RandomState; got {random_state!r}.") from None
+
+
+def check_metric(metric, name="metric"):
+    """Check a metric of ``sklearn.metrics.pairwise_distances``: a name, a callable or
+    "precomputed"; return it."""
+    if callable(metric) or (isinstance(metric, str) and (
+            metric == "precomputed" or metric in VALID_METRICS["brute"])):
+        return metric
+    raise ValueError(f"{name} must be 'precomputed', a callable or a metric name of "
+                     f"sklearn.metrics.pairwise_distances (such as 'euclidean', 'cosine' or "
+                     f"'manhattan'); got {metric!r}.")
+
+
 #: Data whose largest absolute value lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
 #: (all-zero data aside) is refused: the squares of its distances leave the
 #: range of double precision.
@@ -103,6 +136,9 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         except Exception as err:  # pragma: no cover - exotic inputs
             raise TypeError(f"{name} could not be converted to an array: {err}") from err
         if X.dtype.kind not in "biuf":
+            if X.dtype.kind in "USV":
+                raise TypeError(f"{name} holds {X.dtype} values, not numbers; convert them "
+                                f"first (for example {name}.astype(float)).")
             if X.dtype.kind == "c":
                 raise ValueError(f"Complex data not supported: {name} has complex values; pass real numbers.")
             try:
@@ -131,6 +167,16 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
                          f"remove or impute those values first.")
     check_magnitude(values, name)
     return X
+
+
+def check_new_data(X, name="X"):
+    """Validate data given to a fitted estimator (``transform``, ``predict``): a 2-D
+    array as :func:`check_data` requires, with scikit-learn's advice for a single
+    sample given as a 1-D array."""
+    if not sp.issparse(X) and np.asarray(X).ndim == 1:
+        raise ValueError(f"Expected a 2-D array for {name}, got a 1-D array. Reshape your data: "
+                         f"{name}.reshape(1, -1) for a single sample.")
+    return check_data(X, name=name)
 
 
 def check_magnitude(values, name="X"):
@@ -197,12 +243,18 @@ def check_labels(y, n_samples, *, name="y"):
 
 def check_dense_allowed(n, *, what, alternative):
     """Refuse an n x n float64 allocation larger than ``MAX_DENSE_BYTES``."""
-    need = 8 * n * n
-    if need > _config.MAX_DENSE_BYTES:
+    check_allocation(8 * n * n, what=f"{what} for n = {n}", array="an n x n array",
+                     alternative=alternative)
+
+
+def check_allocation(nbytes, *, what, array="arrays", alternative):
+    """Refuse to allocate more than ``MAX_DENSE_BYTES`` at once, with a MemoryError
+    that says what needed it and what to do instead."""
+    if nbytes > _config.MAX_DENSE_BYTES:
         raise MemoryError(
-            f"{what} for n = {n} would need an n x n array of {need / 2**30:.1f} GiB, above "
-            f"the limit of {_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} "
-            f"(or raise the limit with the environment variable NBEMBED_MAX_DENSE_BYTES).")
+            f"{what} would need {array} of {nbytes / 2**30:.1f} GiB, above the limit of "
+            f"{_config.MAX_DENSE_BYTES / 2**30:.1f} GiB. {alternative} (or raise the limit "
+            f"with the environment variable NBEMBED_MAX_DENSE_BYTES).")
 
 
 def check_annotations(annotations, n_samples, data="X"):

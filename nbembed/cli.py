@@ -104,6 +104,11 @@ class Labels:
                 for v in values.tolist()]
         numbers = _as_integers([v for v in text if v])
         if numbers is not None:
+            largest = max(numbers, key=abs, default=0)
+            if abs(largest) >= 2**63:
+                raise ValueError(f"{column} holds the class number {largest:g}, beyond 64-bit "
+                                 f"integers; number the classes 0, 1, ... (-1 for unlabelled) "
+                                 f"or name them.")
             codes = np.array([int(float(v)) if v else -1 for v in text], dtype=np.int64)
             return cls(check_labels(codes, codes.shape[0], name=column), None, column)
         names = sorted({v for v in text if v})
@@ -419,13 +424,22 @@ def _estimator(name, method, args):
     return cls(**params)
 
 
+#: Longest value of ``-p NAME=VALUE``: no parameter needs more, and the parser of
+#: Python literals recurses on nesting.
+MAX_PARAM_CHARS = 200
+
+
 def _parse_param(text):
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         raise CLIError(f"-p expects NAME=VALUE, e.g. -p early_exaggeration=8; got {text!r}")
+    if len(value) > MAX_PARAM_CHARS:
+        raise CLIError(f"-p {name.strip()}: the value is {len(value)} characters long; give a "
+                       f"number, a word or a short Python literal (at most {MAX_PARAM_CHARS} "
+                       f"characters)")
     try:
         value = ast.literal_eval(value.strip())
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         value = value.strip()  # a plain word such as auto or fixed-point
     return name.strip(), value
 

@@ -1,3 +1,4 @@
+import os
 import pathlib
 import sys
 
@@ -20,3 +21,19 @@ def load_shared(name):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the property tests skip themselves without hypothesis
+    pass
+else:
+    # Property-based tests (tests/test_properties_*.py): "ci", the default, is small and
+    # derandomized so CI is stable; "thorough" searches much longer, with fresh examples:
+    # NBEMBED_HYPOTHESIS_PROFILE=thorough pytest tests/test_properties_*.py
+    _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("ci", max_examples=25, derandomize=True, deadline=None,
+                              suppress_health_check=_SLOW_OK, print_blob=True)
+    settings.register_profile("thorough", max_examples=400, deadline=None,
+                              suppress_health_check=_SLOW_OK, print_blob=True)
+    settings.load_profile(os.environ.get("NBEMBED_HYPOTHESIS_PROFILE", "ci"))

@@ -9,7 +9,8 @@ Quinonero Candela, 2005).
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
-from sklearn.utils import check_random_state
+
+from .._validation import check_random_state
 
 #: Random points among which the dissimilarities estimate the 1/K quantile of
 #: ``sigma="auto"`` when not all pairs are computed (``affinity="knn"``): about

@@ -42,13 +42,13 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.cluster import KMeans
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .. import _config
 from .._kernels.learning_metric import straight_path_distances
-from .._validation import check_dense_allowed, check_magnitude, check_number
+from .._validation import check_data, check_dense_allowed, check_new_data, check_number, \
+    check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
                             labels_from, mean_log_likelihood, mixture_objective,
                             softmax_columns)
@@ -209,8 +209,8 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
         ValueError
             Without labels, with a single class, or with invalid parameters.
         """
+        check_data(X, min_samples=2)
         X = np.ascontiguousarray(validate_data(self, X, dtype=np.float64, ensure_min_samples=2))
-        check_magnitude(X)
         targets, weights, self.classes_ = labels_from(y, soft_labels, sample_weight,
                                                       X.shape[0])
         check_number(self.n_pieces, "n_pieces", low=1, integer=True)
@@ -340,6 +340,7 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
     # -- the model -----------------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self, "centroids_")
+        check_new_data(X)
         return np.ascontiguousarray(validate_data(self, X, dtype=np.float64, reset=False))
 
     def predict_proba(self, X):

@@ -23,20 +23,28 @@ data they took about as long at 70 000 points on two cores.
 With ``metric="precomputed"`` the input is a square matrix of dissimilarities
 d_ij (non-negative, zero diagonal, not necessarily a metric); they are squared
 in the Gaussian exactly like Euclidean distances.
+
+A point with at least ``perplexity`` exact copies (more generally: as many
+neighbours tied at its nearest distance) cannot reach the perplexity at any
+bandwidth: bisection would shrink sigma_i towards 0, and NeRV, whose output
+neighbourhoods share the input widths, would then shrink the whole embedding
+to nothing. Its bandwidth is floored at the distance to its nearest distinct
+neighbour (:func:`calibrate`).
 """
 
+import math
 import os
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils import check_random_state
 
 from .. import _config
 from .._kernels.csr import is_symmetric_csr
-from .._kernels.perplexity import conditional_probabilities as _calibrate
-from .._validation import check_dense_allowed, check_number, check_option
+from .._kernels.perplexity import conditional_probabilities as _bisect_bandwidths
+from .._validation import check_dense_allowed, check_number, check_option, \
+    check_random_state
 
 METHODS = ("auto", "exact", "knn")
 NEIGHBORS = ("auto", "exact", "approximate")
@@ -114,7 +122,6 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     n = X.shape[0]
     perplexity = _check_perplexity(perplexity, n)
     method = _resolve_method(method, n)
-    log_perplexity = float(np.log(perplexity))
     if method == "exact":
         check_dense_allowed(n, what="Exact affinities",
                             alternative='Use sparse nearest-neighbour affinities (affinity="knn" in '
@@ -126,9 +133,7 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
             sq = pairwise_distances(X, metric="euclidean", squared=True)
         else:
             sq = pairwise_distances(X, metric=metric) ** 2
-        with _config.KERNEL_LOCK:
-            P, beta = _calibrate(np.ascontiguousarray(sq), log_perplexity, True)
-        return P, beta
+        return calibrate(np.ascontiguousarray(sq), perplexity, skip_diagonal=True)
     k = n_neighbors if n_neighbors is not None else int(min(n - 1, np.ceil(3 * perplexity)))
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
     if k < perplexity:
@@ -137,13 +142,74 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
                                   random_state=random_state)
     sq = np.square(dist, dtype=np.float64)
     del dist
-    with _config.KERNEL_LOCK:
-        P_knn, beta = _calibrate(sq, log_perplexity, False)
+    P_knn, beta = calibrate(sq, perplexity, skip_diagonal=False)
     del sq
     indptr = np.arange(0, n * k + 1, k, dtype=np.int64 if n * k >= 2**31 else np.int32)
     index_dtype = np.int64 if n >= 2**31 else np.int32
     P = sp.csr_matrix((P_knn.ravel(), idx.ravel().astype(index_dtype, copy=False), indptr),
                       shape=(n, n))
+    return P, beta
+
+
+#: Entries of the squared distances the bandwidth floor copies at once.
+_FLOOR_BLOCK_CELLS = 2 ** 22
+#: Squared distances above a row's nearest by at most this fraction of its
+#: largest count as ties with the nearest.
+_TIE_RTOL = 1e-10
+
+
+def calibrate(sq_distances, perplexity, *, skip_diagonal):
+    """Per-row Gaussian neighbourhoods of a given perplexity, with floored bandwidths.
+
+    Parameters
+    ----------
+    sq_distances : ndarray (n, m), C-contiguous float64
+        Squared distances from each point to its m candidate neighbours.
+    perplexity : float
+    skip_diagonal : bool
+        Row i's column i is the point itself (a full n x n matrix).
+
+    Returns
+    -------
+    P : ndarray (n, m)
+        Rows sum to one.
+    beta : ndarray (n,)
+        Precisions b_i of exp(-b_i d^2). A row whose nearest distance is shared
+        by at least ``perplexity`` neighbours (exact copies, say; to rounding,
+        ``_TIE_RTOL``) cannot reach the perplexity; its b_i is 1 / (squared
+        distance to its nearest farther neighbour), or the median of the other
+        rows' where it has none, and its P_i follows.
+    """
+    with _config.KERNEL_LOCK:
+        P, beta = _bisect_bandwidths(sq_distances, float(np.log(perplexity)), skip_diagonal)
+    degenerate, floors = [], []
+    rows_per_block = max(1, _FLOOR_BLOCK_CELLS // max(1, sq_distances.shape[1]))
+    for start in range(0, sq_distances.shape[0], rows_per_block):
+        block = np.array(sq_distances[start:start + rows_per_block], dtype=np.float64)
+        if skip_diagonal:
+            rows = np.arange(block.shape[0])
+            block[rows, start + rows] = np.inf
+        shifted = block - block.min(axis=1, keepdims=True)
+        # Copies computed as |x|^2 + |y|^2 - 2 x.y are apart by rounding only.
+        tied = shifted <= _TIE_RTOL * np.max(np.where(np.isinf(shifted), 0.0, shifted), axis=1,
+                                             keepdims=True)
+        for r in np.flatnonzero(np.count_nonzero(tied, axis=1) >= perplexity):
+            farther = shifted[r][np.isfinite(shifted[r]) & ~tied[r]]
+            if farther.size:
+                b = 1.0 / farther.min()
+                weights = np.exp(-b * shifted[r])
+            else:  # every candidate is a copy: any bandwidth gives the same P_i
+                b = math.nan
+                weights = tied[r].astype(np.float64)
+            P[start + r] = weights / weights.sum()
+            degenerate.append(start + r)
+            floors.append(b)
+    if degenerate:
+        beta[degenerate] = floors
+        regular = np.ones(beta.shape[0], dtype=bool)
+        regular[degenerate] = False
+        fallback = float(np.median(beta[regular])) if regular.any() else 1.0
+        beta[np.isnan(beta)] = fallback
     return P, beta
 
 

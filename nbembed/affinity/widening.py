@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _config
 from .._kernels import nerv as kernels
-from .._kernels.perplexity import conditional_probabilities as calibrate
+from .perplexity import calibrate
 
 
 def widening_stages(sq_distances, n_neighbors, n_start):
@@ -26,8 +26,7 @@ def widening_stages(sq_distances, n_neighbors, n_start):
     stages = []
     k = float(n_start)
     while k > 1.5 * n_neighbors:
-        with _config.KERNEL_LOCK:
-            _, beta = calibrate(sq_distances, math.log(k), True)
+        _, beta = calibrate(sq_distances, k, skip_diagonal=True)
         stages.append((k, beta))
         k /= 2.0
     return stages

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_labels, check_number
+from .._validation import check_allocation, check_labels, check_number
 from . import json_format
 from .constraints import CONSTRAINT_LISTS, _Constraints
 from .history import _UndoHistory
@@ -44,6 +44,10 @@ class Annotations(_Constraints, _UndoHistory):
     ValueError
         If ``n_samples < 1``, ``n_classes < 1``, class names repeat, or their
         number differs from ``n_classes``.
+    MemoryError
+        If the label probabilities (``n_samples`` x classes) would take more
+        than ``NBEMBED_MAX_DENSE_BYTES`` (4 GiB by default); so do methods that
+        add classes beyond it.
 
     Notes
     -----
@@ -75,6 +79,7 @@ class Annotations(_Constraints, _UndoHistory):
             raise ValueError(f"class_names has {len(names)} name(s) but n_classes = "
                              f"{n_classes}; give one name per class.")
         self._n = n_samples
+        self._check_size(max(n_classes or 0, len(names)))
         self._fixed = n_classes is not None
         self._class_names = []
         self._soft = np.zeros((n_samples, 0))
@@ -94,8 +99,15 @@ class Annotations(_Constraints, _UndoHistory):
             name += "'"
         return name
 
+    def _check_size(self, n_classes):
+        """Refuse label probabilities for ``n_classes`` classes that would not fit in memory."""
+        check_allocation(8 * self._n * (n_classes + 1),
+                         what=f"Annotations of {self._n} points and {n_classes} classes",
+                         alternative="Use fewer points or classes")
+
     def _grow(self, n_classes, names=()):
         """Extend the classes to ``n_classes``, naming new ones from ``names`` or by default."""
+        self._check_size(n_classes)
         new = list(self._class_names)
         for k in range(len(new), n_classes):
             given = k < len(names)
@@ -131,6 +143,7 @@ class Annotations(_Constraints, _UndoHistory):
         rows = check_selection(indices, self._n)
         label = check_label(label, self.n_classes, self._fixed)
         confidence = check_confidence(confidence)
+        self._check_size(label + 1)
         probs = np.zeros((len(rows), max(self.n_classes, label + 1)))
         probs[:, label] = 1.0
         self._assign(f"set_labels: class {label} on {len(rows)} point(s)", rows, probs,
@@ -177,6 +190,7 @@ class Annotations(_Constraints, _UndoHistory):
             probs = check_probabilities(probabilities, len(rows), self.n_classes, self._fixed,
                                         renormalize=True)
         confidence = check_confidence(confidence)
+        self._check_size(probs.shape[1])
         self._assign(f"set_soft_labels: {len(rows)} point(s)", rows, probs, confidence)
 
     def remove_labels(self, indices):

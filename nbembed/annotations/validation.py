@@ -9,6 +9,8 @@ than wrapped around.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from .._validation import check_number
@@ -44,7 +46,7 @@ def check_class_names(class_names):
         if not isinstance(name, str):
             raise TypeError(f"class names must be strings; got {name!r} of type "
                             f"{type(name).__name__}.")
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise ValueError(f"class names must be distinct; repeated: {repeated}.")
     return names

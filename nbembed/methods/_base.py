@@ -11,11 +11,10 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_data, check_dense_allowed, check_number, \
-    check_option, check_square_nonnegative
+from .._validation import check_data, check_dense_allowed, check_metric, check_number, \
+    check_option, check_random_state, check_square_nonnegative
 from ..optim.pinning import check_indices
 from ._new_points import check_new_points
 
@@ -73,10 +72,22 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if pins is not None:
             run.pin(*pins)
         run.run(callbacks)
-        self._store_fitted(run)
+        self._finish_fit(run)
         self._new_points = self._keep_for_new_points(X, run)
-        warn_about_divergence(run)
         return self
+
+    def _finish_fit(self, run):
+        """Store what the finished run produced and how it ended; warn if it diverged.
+
+        Runs of an objective (every gradient-based method) give the fitted
+        attributes ``converged_`` (:attr:`nbembed.optim.run.RunOutcome.converged`)
+        and ``n_recoveries_`` (recoveries from divergence).
+        """
+        self._store_fitted(run)
+        if hasattr(run, "outcome"):
+            self.converged_ = run.outcome().converged
+            self.n_recoveries_ = run.recoveries
+            warn_about_divergence(run, self.get_params(deep=False))
 
     def _keep_for_new_points(self, X, run):
         """The :class:`~nbembed.methods._new_points.NewPoints` that ``transform``
@@ -127,7 +138,6 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.kl_divergence_ = run.history[-1]["cost"] if run.history else run.cost
         self.n_iter_ = run.iteration
         self.history_ = run.history
-        self.n_recoveries_ = getattr(run, "recoveries", 0)
         self._n_features_out = self.embedding_.shape[1]
 
     def fit_transform(self, X, y=None, *, annotations=None, init=None, pinned=None,
@@ -149,15 +159,25 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return tags
 
 
-def warn_about_divergence(run):
+def warn_about_divergence(run, params):
     """A RuntimeWarning if the run diverged on its way (runs that recover from
-    divergence count their ``recoveries``)."""
-    recoveries = getattr(run, "recoveries", 0)
-    if recoveries:
-        warnings.warn(f"{run.name} diverged {recoveries} time(s) and went back to its last "
+    divergence count their ``recoveries``) or ended with a higher cost than it
+    started with; ``params`` (the estimator's) decide the advice."""
+    fix = ("Use a smaller learning_rate (or the default 'auto')" if "learning_rate" in params
+           else "Check the data's scale and the parameters")
+    if "max_step_norm" in params and params["max_step_norm"] is None:
+        fix += " and keep max_step_norm at its default"
+    stacklevel = 4  # the user's call of fit
+    if run.recoveries:
+        warnings.warn(f"{run.name} diverged {run.recoveries} time(s) and went back to its last "
                       f"good embedding each time, halving the step; the result may be poor. "
-                      f"Use a smaller learning_rate (or the default 'auto').", RuntimeWarning,
-                      stacklevel=3)
+                      f"{fix}.", RuntimeWarning, stacklevel=stacklevel)
+    outcome = run.outcome()
+    if outcome.ended_worse:
+        warnings.warn(f"{run.name} diverged: it ended with a higher cost ({outcome.end_cost:.4g}) "
+                      f"than it started with ({outcome.start_cost:.4g}), so the embedding is "
+                      f"worse than its start. {fix}, then fit again.", RuntimeWarning,
+                      stacklevel=stacklevel)
 
 
 def pinned_start(pinned, init):
@@ -201,6 +221,7 @@ def enable_verbose_logging():
 
 def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False):
     """Check data or a precomputed square matrix; return it as float64."""
+    check_metric(metric)
     square = metric == "precomputed" or precomputed_affinity
     X = check_data(X, min_samples=min_samples, allow_sparse=square)
     if square:

@@ -194,6 +194,12 @@ class HSSNE(EmbeddingEstimator):
     kl_divergence_ : float
         KL(P~ || Q) at the end.
     n_iter_ : int
+    converged_ : bool
+        True when the run ended settled at a minimum of its cost (its cost changed by at
+        most 1e-5 of itself per iteration between the last two records) and did not end
+        with a cost more than 5% above the one it started from (which warns); False
+        means more iterations may still change the embedding (raise ``max_iter``). See
+        ``nbembed.optim.run.RunOutcome``.
     n_recoveries_ : int
         How often the optimization diverged and went back to its last good
         embedding (a ``RuntimeWarning`` says so after ``fit``).

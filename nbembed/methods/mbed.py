@@ -23,12 +23,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
 from .._kernels import mbed as kernels
-from .._validation import check_dense_allowed, check_number, check_option
+from .._validation import check_dense_allowed, check_number, check_option, check_random_state
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import SPREAD_NEIGHBORS, knn_graph, spread_labels
@@ -166,6 +165,9 @@ class Mbed(EmbeddingEstimator):
         The objective at the end of the run.
     history_ : list of dict
     n_iter_ : int
+    converged_, n_recoveries_
+        As in ``NeRV``: whether the run settled, and how often it diverged and
+        recovered.
     n_features_in_ : int
 
     References

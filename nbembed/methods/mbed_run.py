@@ -275,6 +275,7 @@ class MbedRun(LineSearchRun):
         radius = self.radius if self.radius is not None else embedding_radius(self._Yt.T)
         self.objective.use_lambda(lam, radius)
         self._descent.reset()
+        self._watch_cost_from_here()
 
     def _after_iteration(self):
         if self.lambda_ is None:  # a held lambda pauses the schedule

@@ -190,6 +190,15 @@ class NeRV(_NeRVEstimator):
         sigma_i.
     n_iter_ : int
     history_ : list of dict
+    converged_ : bool
+        True when the run ended settled at a minimum of its cost (its cost changed by at
+        most 1e-5 of itself per iteration between the last two records, or no step
+        lowered it any more) and did not end with a cost more than 5% above the one it
+        started from (which warns); False means more iterations may still change the
+        embedding (raise ``max_iter``). See ``nbembed.optim.run.RunOutcome``.
+    n_recoveries_ : int
+        How often the optimization diverged and went back to its last good
+        embedding (a ``RuntimeWarning`` says so after ``fit``).
     n_features_in_ : int
 
     References
@@ -294,7 +303,7 @@ class SNeRV(_NeRVEstimator):
     n_neighbors_ : float
         The effective number of neighbours used.
     cost_, recall_divergence_, precision_divergence_, affinities_, bandwidths_,
-    n_iter_, history_, n_features_in_
+    n_iter_, converged_, n_recoveries_, history_, n_features_in_
         As in ``NeRV``.
 
     References

@@ -143,6 +143,7 @@ class NeRVRun(LineSearchRun):
             self.objective.use_neighbourhoods(P, beta, logP)
         self.stage = stage
         self._descent.reset()
+        self._watch_cost_from_here()
         return True
 
     def rescale(self):

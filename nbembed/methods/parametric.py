@@ -30,14 +30,13 @@ import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
 from .._kernels import parametric as kernels
-from .._validation import check_data, check_number, check_option
+from .._validation import check_data, check_new_data, check_number, check_option, \
+    check_random_state
 from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
 from ..optim import LineSearchRun
 from ..optim.directions import LBFGS
@@ -302,6 +301,16 @@ class ParametricEmbedding(EmbeddingEstimator):
         Mean over objects of KL(p(. | x_n) || p(. | r_n)).
     n_iter_ : int
         Rounds run.
+    converged_ : bool
+        True when the run ended settled at a minimum of its cost (its cost changed by at
+        most 1e-5 of itself per iteration between the last two records, or the class
+        gradient fell below ``tol``, or no step lowered J) and did not end with a cost
+        more than 5% above the one it started from (which warns); False means more
+        iterations may still change the embedding (raise ``max_iter``). See
+        ``nbembed.optim.run.RunOutcome``.
+    n_recoveries_ : int
+        How often the optimization diverged and went back to its last good
+        embedding (a ``RuntimeWarning`` says so after ``fit``).
     history_ : list of dict
     n_features_in_ : int
         Number of classes K.
@@ -443,7 +452,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         if pins is not None:
             run.pin(*pins)
         run.run(callbacks)
-        self._store_fitted(run)
+        self._finish_fit(run)
         if not run.converged and run.history and run.iteration >= run.n_iter:
             warnings.warn(f"Parametric Embedding stopped after max_iter = {run.n_iter} rounds "
                           f"with |dJ/dPhi| / n = {run.history[-1]['grad_norm']:.3g} above tol "
@@ -474,10 +483,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         ndarray (n_new, n_components)
         """
         check_is_fitted(self, "class_embedding_")
-        if not sp.issparse(P) and np.asarray(P).ndim == 1:
-            raise ValueError("Expected a 2-D array of posteriors, got a 1-D array. Reshape "
-                             "your data: P.reshape(1, -1) for a single object.")
-        P = check_data(P, name="P")
+        P = check_new_data(P, name="P")
         K = self.class_embedding_.shape[0]
         if P.shape[1] != K:
             raise ValueError(f"X has {P.shape[1]} features, but {type(self).__name__} is "

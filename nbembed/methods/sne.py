@@ -43,9 +43,9 @@ class SNE(EmbeddingEstimator):
     kl_divergence_ : float
         sum_i KL(P_i || Q_i) at the end.
     n_iter_ : int
-    n_recoveries_ : int
-        How often the optimization diverged and went back to its last good
-        embedding (a ``RuntimeWarning`` says so after ``fit``).
+    converged_, n_recoveries_
+        As in ``HSSNE``: whether the run settled, and how often it diverged and
+        recovered.
     history_ : list of dict
     n_features_in_ : int
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_number, check_option
+from .._validation import check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, selection, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
@@ -268,6 +268,11 @@ class SpectralSSDR(EmbeddingEstimator):
         if s["label_cost"] is not None and y is None and annotations is None:
             raise ValueError(MISSING_Y.format(s["label_cost"]))
         labels, must, cannot = merge_labels(y, annotations, n)
+        if s["label_cost"] is not None:
+            # Before the kernel map and the neighbour search: on large data they take
+            # minutes, and labels of one class would then be refused anyway.
+            links = (must, cannot) if s["label_cost"] != "lfda" else (None, None)
+            costs.check_labels_for_cost(labels, s["label_cost"], *links)
         settings = self._settings()
         features = X_checked
         kernel_map = None
@@ -333,6 +338,7 @@ class SpectralSSDR(EmbeddingEstimator):
         ndarray (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
+        check_new_data(X)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         features = X if self.kernel_pca_ is None else self.kernel_pca_.transform(X)
         return (features - self.mean_) @ self.components_.T

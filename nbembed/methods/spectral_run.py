@@ -166,10 +166,16 @@ class SpectralRun(Run):
         """
         checked = self.check_params(params)
         with _config.KERNEL_LOCK:
+            before = {name: getattr(self, name) for name in checked}
             for name, value in checked.items():
                 setattr(self, name, value)
             if self.iteration:
-                self._solve()
+                try:
+                    self._solve()
+                except ValueError:
+                    for name, value in before.items():
+                        setattr(self, name, value)
+                    raise
         return self
 
     def set_annotations(self, annotations=None, y=None):
@@ -299,6 +305,13 @@ class SpectralRun(Run):
     def _axes(self, M_C, M_B):
         """The solution A (n_components, r), scaled as ``axis_scaling`` says, its
         eigenvalues and the ridge."""
+        if not (np.all(np.isfinite(M_C)) and np.all(np.isfinite(M_B))):
+            raise ValueError(
+                f"{self.name}'s eigenproblem is not finite: the neighbourhood weights raised to "
+                f"hadamard_power = {self.hadamard_power:g} and weighted by gamma = "
+                f"{self.gamma:g} under- or overflow. Use a hadamard_power and a gamma on the "
+                f"order of 1 (the sliders go to {HADAMARD_POWER.slider[1]:g} and "
+                f"{GAMMA.slider[1]:g}).")
         A, mu, eps = solver.solve(M_C, M_B, self.n_components, self.reg)
         if self.axis_scaling == "unit":
             A = A / np.linalg.norm(A, axis=1, keepdims=True)

@@ -22,15 +22,10 @@ import numpy as np
 
 from .. import _config
 from .optimizers import FixedPoint, MomentumGains
-from .run import ObjectiveRun
+from .run import DIVERGENCE_RISE, ObjectiveRun
 from .schedules import EarlyExaggeration
 
 logger = logging.getLogger("nbembed")
-
-#: A cost rise by more than this fraction between two checks of a fixed-point
-#: run counts as divergence.
-DIVERGENCE_RISE = 0.05
-
 
 class EmbeddingRun(ObjectiveRun):
     """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
@@ -83,7 +78,6 @@ class EmbeddingRun(ObjectiveRun):
             learning_rates=(float(learning_rate if exaggeration_learning_rate is None
                                   else exaggeration_learning_rate), float(learning_rate)))
         self.record_every = int(cost_every)
-        self.recoveries = 0
         self._step_scale = 1.0  # halved by every recovery from divergence
         self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate,
                                                max_step_norm=max_step_norm)
@@ -91,6 +85,7 @@ class EmbeddingRun(ObjectiveRun):
         self._good_Yt = self._Yt.copy()
         self._good_cost = None
         self._centre = np.zeros((self._Yt.shape[0], 1))  # where the mean is held
+        self._watch_cost_from_here()
 
     # -- state ---------------------------------------------------------------
     @property
@@ -190,6 +185,19 @@ class EmbeddingRun(ObjectiveRun):
         grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
         self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
                             optimizer=phase.optimizer)
+
+    def _watch_cost_from_here(self):
+        # Early exaggeration minimizes another cost (and raises this one as
+        # clusters separate): judge the run from where the plain cost takes over.
+        super()._watch_cost_from_here()
+        if self.iteration < self.schedule.iterations:
+            self._start_cost = math.nan
+
+    def _after_iteration(self):
+        if self.iteration == self.schedule.iterations:
+            self._start_cost = None  # a non-finite embedding: the next record starts
+            if np.all(np.isfinite(self._Yt)):
+                self._start_from(self._cost(self._Yt))
 
     def _recover(self, reason):
         """Go back to the last good embedding and take smaller steps from there."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,53 @@ from .pinning import Pins, check_indices, check_positions
 from .protocol import Run
 
 logger = logging.getLogger("nbembed")
+
+#: A cost rise by more than this fraction counts as divergence: between two
+#: checks of a fixed-point run, and from a run's start to its end.
+DIVERGENCE_RISE = 0.05
+
+#: A run is judged worse at its end only this many iterations or more after
+#: its start (after a change of objective the cost may rise briefly, as the
+#: momentum of the exaggerated SNE-family gradient carries on).
+JUDGED_AFTER = 50
+
+#: A run whose cost changed by at most this fraction per iteration between its
+#: last two records has settled (see :meth:`ObjectiveRun.outcome`).
+SETTLED_RTOL = 1e-5
+
+
+class RunOutcome(NamedTuple):
+    """How a run ended (:meth:`ObjectiveRun.outcome`).
+
+    Attributes
+    ----------
+    converged : bool
+        The run settled at a minimum of its current objective: it stopped early
+        because no step lowered the cost (or its own criterion held), or its
+        cost changed by at most ``SETTLED_RTOL`` per iteration between its last
+        two records, and it did not end worse than it started (``ended_worse``).
+    start_cost, end_cost : float
+        The cost when the current objective came into use (the first record,
+        or the first after a live parameter, the annotations or a schedule
+        changed the objective; NaN while the run is not judged, during early
+        exaggeration) and the last recorded cost; NaN without records.
+    iterations : int
+        Iterations from the start to the end.
+    """
+
+    converged: bool
+    start_cost: float
+    end_cost: float
+    iterations: int = 0
+
+    @property
+    def ended_worse(self):
+        """True if the run ended, ``JUDGED_AFTER`` iterations or more after its start,
+        with a cost higher by more than ``DIVERGENCE_RISE`` of the start's (or a
+        non-finite one) than it started with."""
+        if not math.isfinite(self.start_cost) or self.iterations < JUDGED_AFTER:
+            return False
+        return not self.end_cost - self.start_cost <= DIVERGENCE_RISE * abs(self.start_cost)
 
 
 class ObjectiveRun(Run):
@@ -52,6 +100,9 @@ class ObjectiveRun(Run):
         self.n_iter = int(n_iter)
         self.iteration = 0
         self.history = []
+        self.recoveries = 0
+        self._start_cost = None
+        self._start_iteration = 0
         self._started = time.perf_counter()
 
     def __getattr__(self, name):
@@ -80,6 +131,7 @@ class ObjectiveRun(Run):
         checked = self.check_params(params)
         with _config.KERNEL_LOCK:
             self.objective.set_params(**checked)
+            self._watch_cost_from_here()
             self._objective_changed()
         return self
 
@@ -99,6 +151,7 @@ class ObjectiveRun(Run):
         """
         with _config.KERNEL_LOCK:
             self.objective.set_annotations(annotations, y)
+            self._watch_cost_from_here()
             self._objective_changed()
         return self
 
@@ -285,6 +338,25 @@ class ObjectiveRun(Run):
             grad[:, pinned] = 0.0
         return grad
 
+    def outcome(self):
+        """How the run has ended so far: a :class:`RunOutcome`.
+
+        Fitted estimators report its ``converged`` as ``converged_`` and warn
+        when it ``ended_worse``.
+        """
+        if not self.history:
+            return RunOutcome(False, math.nan, math.nan)
+        end = float(self.history[-1]["cost"])
+        start = math.nan if self._start_cost is None else self._start_cost
+        settled = self.converged
+        earlier = [r for r in self.history if r["iteration"] < self.history[-1]["iteration"]]
+        if not settled and earlier and math.isfinite(end):
+            before = float(earlier[-1]["cost"])
+            iterations = self.history[-1]["iteration"] - earlier[-1]["iteration"]
+            settled = abs(end - before) <= SETTLED_RTOL * iterations * max(abs(end), 1e-300)
+        outcome = RunOutcome(False, start, end, self.iteration - self._start_iteration)
+        return outcome._replace(converged=bool(settled) and not outcome.ended_worse)
+
     # -- internals -----------------------------------------------------------
     def _objective_changed(self):
         """The objective's parameters or inputs changed (lock held)."""
@@ -295,6 +367,15 @@ class ObjectiveRun(Run):
     def _moved(self, indices):
         """Points were placed by hand (lock held): clear what would carry a stale step."""
 
+    def _watch_cost_from_here(self):
+        """The objective changes now: judge the run's outcome from its next record on."""
+        self._start_cost = None
+
+    def _start_from(self, cost):
+        """Judge the run's outcome from this cost at the current iteration."""
+        self._start_cost = float(cost)
+        self._start_iteration = self.iteration
+
     def _append_record(self, cost, **fields):
         """Add a row to ``history``: iteration, cost, the live parameters, ``fields``
         and the seconds since the run was made."""
@@ -303,6 +384,8 @@ class ObjectiveRun(Run):
         record.update(fields)
         record["seconds"] = time.perf_counter() - self._started
         self.history.append(record)
+        if self._start_cost is None:
+            self._start_from(cost)
         logger.info("%s iteration %d: cost %.5f", self.name, self.iteration, cost)
         return record
 

@@ -42,9 +42,10 @@ def test_an_eigenproblem_that_overflows_names_its_parameters_and_a_live_change_i
         SpectralSSDR(n_neighbors=3, hadamard_power=1e300).fit(*data)
     run = SpectralSSDR(n_neighbors=3).prepare(*data)
     run.step()
+    before = run.hadamard_power
     with pytest.raises(ValueError, match="not finite"):
         run.set_params(hadamard_power=1e300)
-    assert run.hadamard_power == 1.0
+    assert run.hadamard_power == before
 
 
 @pytest.mark.parametrize("args", [(10**12,), (10**6, 10**7), (10, 10**12), (10**9, 1000)])

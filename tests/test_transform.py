@@ -222,3 +222,26 @@ def test_precomputed_affinities_cannot_place_new_points(digits_split):
     model = HSSNE(affinity="precomputed", perplexity=5, max_iter=30, random_state=0).fit(A)
     with pytest.raises(ValueError, match="affinity='precomputed'"):
         model.transform(A[:3])
+
+
+def test_cross_squared_distances_match_numpy():
+    from nbembed._kernels.rows import cross_squared_distances
+
+    rng = np.random.default_rng(5)
+    X, R = rng.normal(size=(7, 13)), rng.normal(size=(31, 13))
+    out = np.empty((7, 31))
+    cross_squared_distances(X, np.ascontiguousarray(R.T), out)
+    expected = ((X[:, None, :] - R[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+
+
+def test_a_point_lands_on_the_same_bits_alone_or_in_a_batch():
+    """Real-valued data: distances from a matrix product would round differently
+    with the batch's size, and a chaotic map amplifies that into another place."""
+    rng = np.random.RandomState(0)
+    X = 3 * rng.uniform(size=(20, 3))
+    model = HSSNE(perplexity=3.0, max_iter=60, early_exaggeration_iter=20, n_components=1,
+                  repulsion="barnes-hut", random_state=0).fit(X, X[:, 0].astype(int))
+    together = model.transform(X)
+    alone = np.vstack([model.transform(X[i:i + 1]) for i in range(len(X))])
+    assert np.array_equal(alone, together)

@@ -5,9 +5,9 @@ distances into a buffer first: one loop over the dimensions, each a
 contiguous loop over j, so it vectorizes for any number of dimensions.
 """
 
-from numba import njit
+from numba import njit, prange
 
-from .._config import JIT
+from .._config import JIT, JIT_PARALLEL
 
 
 @njit(**JIT)
@@ -29,3 +29,25 @@ def row_squared_distances(Yt, i, buf, self_value):
             diff = a - yk[j]
             buf[j] += diff * diff
     buf[i] = self_value
+
+
+@njit(**JIT_PARALLEL)
+def cross_squared_distances(X, Rt, out):
+    """out[i, j] = ||x_i - r_j||^2 for rows x_i of ``X`` (m, D) and columns r_j of ``Rt`` (D, n).
+
+    Every entry is summed over the dimensions in the same order, so a row does
+    not depend on the other rows (a matrix product's blocking, and with it its
+    rounding, changes with m).
+    """
+    m = X.shape[0]
+    dims, n = Rt.shape
+    for i in prange(m):
+        row = out[i]
+        for j in range(n):
+            row[j] = 0.0
+        for f in range(dims):
+            a = X[i, f]
+            column = Rt[f]
+            for j in range(n):
+                diff = a - column[j]
+                row[j] += diff * diff

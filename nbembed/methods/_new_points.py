@@ -28,6 +28,7 @@ from sklearn.metrics import pairwise_distances
 
 from .. import _config
 from .._kernels.perplexity import conditional_probabilities as calibrate
+from .._kernels.rows import cross_squared_distances
 from .._validation import check_data
 from ..affinity.fixed_width import fixed_width_rows
 from ..objectives.placement import PlacementObjective
@@ -120,7 +121,13 @@ class NewPoints:
         if self.metric == "precomputed":
             return X
         if self.metric == "euclidean":
-            return pairwise_distances(X, self.data, metric="euclidean", squared=True)
+            if getattr(self, "_data_t", None) is None:
+                self._data_t = np.ascontiguousarray(self.data.T, dtype=np.float64)
+            out = np.empty((X.shape[0], self._data_t.shape[1]))
+            with _config.KERNEL_LOCK:
+                cross_squared_distances(np.ascontiguousarray(X, dtype=np.float64), self._data_t,
+                                        out)
+            return out
         return pairwise_distances(X, self.data, metric=self.metric)
 
     def affinities(self, X):

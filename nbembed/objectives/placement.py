@@ -60,9 +60,17 @@ class PlacementObjective(Objective):
         return self.P.shape[0]
 
     def start(self):
-        """The p-weighted mean of each point's reference neighbours, shape (d, m)."""
+        """The p-weighted mean of each point's reference neighbours, shape (d, m).
+
+        Summed neighbour by neighbour in the same order for every point: a
+        matrix product (einsum) rounds differently with the number of points,
+        and a point's start, then its place, would depend on the batch it
+        came in."""
         R = self.reference_t
-        return np.ascontiguousarray(np.einsum("mk,dmk->dm", self.P, R[:, self.indices]))
+        start = np.zeros((R.shape[0], self.P.shape[0]))
+        for c in range(self.P.shape[1]):
+            start += self.P[:, c] * R[:, self.indices[:, c]]
+        return start
 
     def point_costs(self, Yt, grad, active=None):
         """E_i of every point and its gradient into ``grad``.

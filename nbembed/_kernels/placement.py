@@ -33,6 +33,7 @@ from numba import njit, prange
 
 from .._config import JIT_PARALLEL
 from .hssne import kernel_by_alpha, log_kernel
+from .rows import add_squared_differences
 
 
 @njit(**JIT_PARALLEL)
@@ -76,11 +77,7 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
         b = precision[i]
         tau = np.zeros(n)
         for c in range(d):
-            a = Yt[c, i]
-            row = Rt[c]
-            for j in range(n):
-                diff = a - row[j]
-                tau[j] += diff * diff
+            add_squared_differences(Yt[c, i], Rt[c], tau)
         shift = 0.0
         if alpha == 0.0:
             shift = np.inf

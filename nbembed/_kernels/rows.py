@@ -39,15 +39,17 @@ def cross_squared_distances(X, Rt, out):
     not depend on the other rows (a matrix product's blocking, and with it its
     rounding, changes with m).
     """
-    m = X.shape[0]
-    dims, n = Rt.shape
-    for i in prange(m):
+    for i in prange(X.shape[0]):
         row = out[i]
-        for j in range(n):
-            row[j] = 0.0
-        for f in range(dims):
-            a = X[i, f]
-            column = Rt[f]
-            for j in range(n):
-                diff = a - column[j]
-                row[j] += diff * diff
+        row[:] = 0.0
+        for f in range(Rt.shape[0]):
+            add_squared_differences(X[i, f], Rt[f], row)
+
+
+@njit(**JIT)
+def add_squared_differences(a, values, out):
+    """out[j] += (a - values[j])^2 for every j: one dimension of a row of squared
+    distances, vectorized over j."""
+    for j in range(values.shape[0]):
+        diff = a - values[j]
+        out[j] += diff * diff

@@ -115,7 +115,8 @@ def test_sne_gradient_and_cost_match_reference(rng, d):
 def test_perplexity_calibration_matches_reference(rng, perp):
     X = rng.normal(size=(40, 3)) * [1, 5, 0.1]
     D2 = ref.sq_distances(X)
-    P, beta = perplexity.conditional_probabilities(D2, np.log(perp), True)
+    P, beta, ties = perplexity.conditional_probabilities(D2, np.log(perp), True)
+    assert np.all(ties == 1)
     np.testing.assert_allclose(P, ref.conditional_probabilities(D2, perp), atol=1e-8)
     entropy = -np.sum(np.where(P > 0, P * np.log(np.where(P > 0, P, 1)), 0), axis=1)
     np.testing.assert_allclose(np.exp(entropy), perp, rtol=1e-6)
@@ -131,7 +132,7 @@ def test_perplexity_on_neighbour_lists(rng):
     D2 = ref.sq_distances(X)
     order = np.argsort(D2, axis=1)[:, 1:11]
     knn = np.take_along_axis(D2, order, axis=1)
-    P, _ = perplexity.conditional_probabilities(np.ascontiguousarray(knn), np.log(4.0), False)
+    P, _, _ = perplexity.conditional_probabilities(np.ascontiguousarray(knn), np.log(4.0), False)
     np.testing.assert_allclose(P.sum(1), 1.0)
     entropy = -np.sum(P * np.log(P), axis=1)
     np.testing.assert_allclose(np.exp(entropy), 4.0, rtol=1e-6)

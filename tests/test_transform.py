@@ -119,7 +119,12 @@ def test_training_points_land_near_their_fitted_positions(fitted_hssne, digits_s
     Y = fitted_hssne.transform(X)
     distance = np.linalg.norm(Y - fitted_hssne.embedding_, axis=1)
     assert np.median(distance) < 0.05 * _spread(fitted_hssne.embedding_)
-    assert _knn_accuracy(fitted_hssne.embedding_, y, Y, y) > 0.95
+    # Classified by the map, a training point placed anew gets the class its
+    # fitted position gets (0.99 measured; the fitted positions themselves
+    # score only 0.955 against the labels, so that is no ceiling to test near).
+    classifier = KNeighborsClassifier(n_neighbors=10).fit(fitted_hssne.embedding_, y)
+    agreement = np.mean(classifier.predict(Y) == classifier.predict(fitted_hssne.embedding_))
+    assert agreement > 0.95
 
 
 def test_new_points_land_among_their_class(fitted_hssne, digits_split):

@@ -1,4 +1,4 @@
-"""Per-point Gaussian bandwidths by bisection on the entropy (perplexity)."""
+"""Per-point Gaussian bandwidths with a given perplexity (entropy of each row)."""
 
 import math
 
@@ -9,11 +9,22 @@ from .._config import JIT_PARALLEL
 
 _MAX_STEPS = 200
 _TOL = 1e-10
+#: Squared distances above a row's nearest by at most this fraction of its
+#: largest count as ties with the nearest (copies computed as
+#: |x|^2 + |y|^2 - 2 x.y are apart by rounding only).
+TIE_RTOL = 1e-10
 
 
 @njit(**JIT_PARALLEL)
 def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
     """Conditional p_{j|i} with each row's entropy equal to ``log_perplexity``.
+
+    The precision b_i of exp(-b_i d^2) is found by Newton's method on the
+    entropy H(b) = log S + b E[d^2], whose derivative is -b Var[d^2], kept
+    inside a bracket that shrinks every step: a step that would leave it is
+    replaced by a bisection (or a doubling while there is no upper end). From
+    b = 1 / mean(d^2) this takes a handful of evaluations where plain
+    bisection takes forty.
 
     Parameters
     ----------
@@ -30,25 +41,47 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
     P : ndarray (n, m)
         Rows sum to one.
     beta : ndarray (n,)
-        Precisions 1 / (2 sigma_i^2) found by bisection.
+        Precisions 1 / (2 sigma_i^2).
+    ties : ndarray (n,) of int
+        How many candidates of each row lie at its nearest distance, to
+        ``TIE_RTOL`` of the row's spread; a row with at least the perplexity
+        of them cannot reach it (the caller floors its bandwidth).
     """
     n, m = sq_distances.shape
     P = np.zeros((n, m))
     beta = np.ones(n)
+    ties = np.zeros(n, dtype=np.int64)
     for i in prange(n):
         row = sq_distances[i]
         d_min = np.inf
+        d_max = -np.inf
         for j in range(m):
-            if not (skip_diagonal and j == i) and row[j] < d_min:
-                d_min = row[j]
-        b = 1.0
+            if not (skip_diagonal and j == i):
+                if row[j] < d_min:
+                    d_min = row[j]
+                if row[j] > d_max and row[j] < np.inf:
+                    d_max = row[j]
+        tie_limit = TIE_RTOL * (d_max - d_min) if d_max > d_min else 0.0
+        count = 0
+        mean = 0.0
+        for j in range(m):
+            if not (skip_diagonal and j == i):
+                shifted = row[j] - d_min
+                if shifted <= tie_limit:
+                    count += 1
+                if shifted < np.inf:
+                    mean += shifted
+        ties[i] = count
+        mean /= max(1, m - (1 if skip_diagonal else 0))
+        b = 1.0 / mean if mean > 0.0 else 1.0
         b_used = b
         total = 1.0
         lo = 0.0
         hi = np.inf
         for _ in range(_MAX_STEPS):
             total = 0.0
-            weighted = 0.0
+            first = 0.0
+            second = 0.0
             for j in range(m):
                 if skip_diagonal and j == i:
                     continue
@@ -56,19 +89,29 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
                 e = math.exp(-b * shifted)
                 P[i, j] = e
                 total += e
-                weighted += e * shifted
-            entropy = math.log(total) + b * weighted / total
+                first += e * shifted
+                second += e * shifted * shifted
+            first /= total
+            entropy = math.log(total) + b * first
             b_used = b
             gap = entropy - log_perplexity
             if abs(gap) < _TOL:
                 break
             if gap > 0.0:
                 lo = b
-                b = b * 2.0 if hi == np.inf else 0.5 * (lo + hi)
             else:
                 hi = b
+            variance = second / total - first * first
+            newton = b + gap / (b * variance) if variance > 0.0 else -1.0
+            if lo < newton < hi:
+                b = newton
+            elif hi == np.inf:
+                b = 2.0 * b
+            else:
                 b = 0.5 * (lo + hi)
+            if not lo < b < hi and hi < np.inf:  # the bracket is down to rounding
+                break
         for j in range(m):
             P[i, j] /= total
         beta[i] = b_used
-    return P, beta
+    return P, beta, ties

@@ -42,7 +42,8 @@ from sklearn.neighbors import NearestNeighbors
 
 from .. import _config
 from .._kernels.csr import is_symmetric_csr
-from .._kernels.perplexity import conditional_probabilities as _bisect_bandwidths
+from .._kernels.perplexity import TIE_RTOL
+from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
 from .._validation import check_dense_allowed, check_number, check_option, \
     check_random_state
 
@@ -151,11 +152,6 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     return P, beta
 
 
-#: Entries of the squared distances the bandwidth floor copies at once.
-_FLOOR_BLOCK_CELLS = 2 ** 22
-#: Squared distances above a row's nearest by at most this fraction of its
-#: largest count as ties with the nearest.
-_TIE_RTOL = 1e-10
 
 
 def calibrate(sq_distances, perplexity, *, skip_diagonal):
@@ -176,40 +172,37 @@ def calibrate(sq_distances, perplexity, *, skip_diagonal):
     beta : ndarray (n,)
         Precisions b_i of exp(-b_i d^2). A row whose nearest distance is shared
         by at least ``perplexity`` neighbours (exact copies, say; to rounding,
-        ``_TIE_RTOL``) cannot reach the perplexity; its b_i is 1 / (squared
-        distance to its nearest farther neighbour), or the median of the other
-        rows' where it has none, and its P_i follows.
+        ``TIE_RTOL`` of the kernel) cannot reach the perplexity; its b_i is
+        1 / (squared distance to its nearest farther neighbour), or the median
+        of the other rows' where it has none, and its P_i follows.
     """
     with _config.KERNEL_LOCK:
-        P, beta = _bisect_bandwidths(sq_distances, float(np.log(perplexity)), skip_diagonal)
-    degenerate, floors = [], []
-    rows_per_block = max(1, _FLOOR_BLOCK_CELLS // max(1, sq_distances.shape[1]))
-    for start in range(0, sq_distances.shape[0], rows_per_block):
-        block = np.array(sq_distances[start:start + rows_per_block], dtype=np.float64)
+        P, beta, ties = _calibrate_rows(sq_distances, float(np.log(perplexity)), skip_diagonal)
+    degenerate = np.flatnonzero(ties >= perplexity)
+    if degenerate.size == 0:
+        return P, beta
+    floors = []
+    for r in degenerate:
+        shifted = np.array(sq_distances[r], dtype=np.float64)
         if skip_diagonal:
-            rows = np.arange(block.shape[0])
-            block[rows, start + rows] = np.inf
-        shifted = block - block.min(axis=1, keepdims=True)
-        # Copies computed as |x|^2 + |y|^2 - 2 x.y are apart by rounding only.
-        tied = shifted <= _TIE_RTOL * np.max(np.where(np.isinf(shifted), 0.0, shifted), axis=1,
-                                             keepdims=True)
-        for r in np.flatnonzero(np.count_nonzero(tied, axis=1) >= perplexity):
-            farther = shifted[r][np.isfinite(shifted[r]) & ~tied[r]]
-            if farther.size:
-                b = 1.0 / farther.min()
-                weights = np.exp(-b * shifted[r])
-            else:  # every candidate is a copy: any bandwidth gives the same P_i
-                b = math.nan
-                weights = tied[r].astype(np.float64)
-            P[start + r] = weights / weights.sum()
-            degenerate.append(start + r)
-            floors.append(b)
-    if degenerate:
-        beta[degenerate] = floors
-        regular = np.ones(beta.shape[0], dtype=bool)
-        regular[degenerate] = False
-        fallback = float(np.median(beta[regular])) if regular.any() else 1.0
-        beta[np.isnan(beta)] = fallback
+            shifted[r] = np.inf
+        shifted -= shifted.min()
+        finite = np.isfinite(shifted)
+        tied = shifted <= TIE_RTOL * (shifted[finite].max() if finite.any() else 0.0)
+        farther = shifted[finite & ~tied]
+        if farther.size:
+            b = 1.0 / farther.min()
+            weights = np.exp(-b * shifted)
+        else:  # every candidate is a copy: any bandwidth gives the same P_i
+            b = math.nan
+            weights = tied.astype(np.float64)
+        P[r] = weights / weights.sum()
+        floors.append(b)
+    beta[degenerate] = floors
+    regular = np.ones(beta.shape[0], dtype=bool)
+    regular[degenerate] = False
+    fallback = float(np.median(beta[regular])) if regular.any() else 1.0
+    beta[np.isnan(beta)] = fallback
     return P, beta
 
 

@@ -27,10 +27,10 @@ import numpy as np
 from sklearn.metrics import pairwise_distances
 
 from .. import _config
-from .._kernels.perplexity import conditional_probabilities as calibrate
 from .._kernels.rows import cross_squared_distances
 from .._validation import check_data
 from ..affinity.fixed_width import fixed_width_rows
+from ..affinity.perplexity import calibrate
 from ..objectives.placement import PlacementObjective
 
 #: Most iterations of the placement (openTSNE's transform takes 250 gradient steps;
@@ -147,8 +147,7 @@ class NewPoints:
             beta = np.ones(P.shape[0])
         else:
             sq = np.ascontiguousarray(np.square(dist, dtype=np.float64))
-            with _config.KERNEL_LOCK:
-                P, beta = calibrate(sq, math.log(self.perplexity), False)
+            P, beta = calibrate(sq, self.perplexity, skip_diagonal=False)
         precision = beta if self.input_precision else np.ones(P.shape[0])
         return idx, P, precision
 

@@ -1,0 +1,218 @@
+#!/usr/bin/env python
+"""Whole ``fit_transform`` as a user runs it: nbembed against openTSNE, scikit-learn and UMAP.
+
+What the harness does:
+
+* Every measurement runs in its own fresh Python process (``--worker`` mode
+  of this script), so no library shares a process, a thread pool or an
+  environment variable with another. Nothing is set in the environment; each
+  library uses its own defaults (openTSNE runs on one thread unless told
+  otherwise, UMAP on all cores; with ``random_state`` UMAP runs serially, so
+  it gets none).
+* **warm**: the process imports the library, fits once on the first 200 points
+  (compilation, caches, thread pools), then times ``fit_transform`` on the
+  whole data set: wall time, CPU time of the process (all threads) and peak
+  resident memory.
+* **fresh**: another process times everything from before the import to the
+  end of the fit (import + Numba's compilation or cache load + fit), as the
+  first call of a new notebook kernel. Once per library and data set.
+* Methods are interleaved within each repeat (all libraries once, then all
+  again), so a machine that slows down touches them alike; the table gives
+  medians over ``--repeats``.
+* Quality of each embedding: 10-NN accuracy (5-fold cross-validation of a
+  10-nearest-neighbour classifier in the embedding) and trustworthiness
+  (k = 10) on a fixed sample of up to 3000 points, the same sample for all.
+* Defaults everywhere: ``HSSNE(alpha=a)``, ``openTSNE.TSNE()`` (FFT),
+  ``openTSNE.TSNE(negative_gradient_method="bh")``, ``sklearn.manifold.TSNE()``,
+  ``umap.UMAP()``; a seed where the library takes one without changing its
+  speed.
+
+Data: scikit-learn's digits (1797 x 64), the shared USPS set (9298 x 256,
+``../shared/data/usps_full/data.npz``) and USPS-like sets of 20 000 and 70 000
+points (USPS plus shifted, noisy copies; ``bench_scale.usps_like``).
+scikit-learn's TSNE is skipped above ``--sklearn-max-n`` points (default
+20 000: it takes tens of minutes at 70 000).
+
+Timings mean something only on an otherwise idle machine; the script prints
+the load average before and after.
+
+Usage (from the repository root; needs openTSNE and umap-learn, the "bench" extra)::
+
+    PYTHONPATH=. python benchmarks/bench_user.py                       # everything
+    PYTHONPATH=. python benchmarks/bench_user.py --data digits --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+SAMPLE = 3000
+WARM_UP_POINTS = 200
+LIBRARIES = ("nbembed-0.5", "nbembed-1", "nbembed-2", "opentsne", "opentsne-bh", "sklearn",
+             "umap")
+REFERENCE = "opentsne"
+DATASETS = ("digits", "usps", "20000", "70000")
+LABELS = {"nbembed-0.5": "nbembed HSSNE α=0.5", "nbembed-1": "nbembed HSSNE α=1",
+          "nbembed-2": "nbembed HSSNE α=2", "opentsne": "openTSNE (default, FFT)",
+          "opentsne-bh": "openTSNE BH", "sklearn": "scikit-learn TSNE", "umap": "UMAP"}
+
+
+# ------------------------------------------------------------------ in the worker process
+
+def load_data(name):
+    """(X, y) of a data set named as in DATASETS."""
+    import numpy as np
+    if name == "digits":
+        from sklearn.datasets import load_digits
+        return load_digits(return_X_y=True)
+    sys.path.insert(0, str(HERE))
+    from bench_scale import USPS_PATH, usps_like
+    if name == "usps":
+        with np.load(USPS_PATH) as data:
+            return np.asarray(data["X"], dtype=np.float64), np.asarray(data["y"])
+    return usps_like(int(name))
+
+
+def make_fit(library, seed):
+    """A function X -> embedding, the library's defaults."""
+    import numpy as np
+    if library.startswith("nbembed-"):
+        from nbembed import HSSNE
+        alpha = float(library.split("-", 1)[1])
+        return lambda X: HSSNE(alpha=alpha, random_state=seed).fit_transform(X)
+    if library.startswith("opentsne"):
+        from openTSNE import TSNE
+        extra = {"negative_gradient_method": "bh"} if library == "opentsne-bh" else {}
+        return lambda X: np.asarray(TSNE(random_state=seed, **extra).fit(X))
+    if library == "sklearn":
+        from sklearn.manifold import TSNE
+        return lambda X: TSNE(random_state=seed).fit_transform(X)
+    if library == "umap":
+        from umap import UMAP
+        return lambda X: UMAP().fit_transform(X)
+    raise ValueError(f"unknown library {library!r}")
+
+
+def quality(X, y, Y):
+    """10-NN accuracy (5-fold) and trustworthiness (k = 10) on a fixed sample."""
+    import numpy as np
+    from sklearn.manifold import trustworthiness
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    folds = StratifiedKFold(5, shuffle=True, random_state=0)
+    accuracy = cross_val_score(KNeighborsClassifier(10), Y, y, cv=folds).mean()
+    rows = np.random.default_rng(0).permutation(len(X))[:SAMPLE]
+    return float(accuracy), float(trustworthiness(X[rows], Y[rows], n_neighbors=10))
+
+
+def worker(library, data, seed, fresh):
+    """Time one fit in this process and print a JSON record as the last line."""
+    import resource
+    start = time.perf_counter()
+    fit = make_fit(library, seed)   # imports the library
+    imported = time.perf_counter() - start
+    X, y = load_data(data)
+    if not fresh:
+        fit(X[:WARM_UP_POINTS])
+    cpu0 = os.times()
+    t0 = time.perf_counter()
+    Y = fit(X)
+    wall = time.perf_counter() - t0
+    cpu1 = os.times()
+    cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    record = dict(library=library, data=data, seed=seed, fresh=fresh, wall=wall, cpu=cpu,
+                  rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if fresh:
+        # Everything but reading the data: import, compilation or cache load, fit.
+        record["fresh_total"] = imported + wall
+    else:
+        record["accuracy"], record["trustworthiness"] = quality(X, y, Y)
+    print(json.dumps(record))
+
+
+# ------------------------------------------------------------------ in the driver
+
+def run_worker(library, data, seed, fresh, timeout):
+    cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--worker", library, data,
+           str(seed)] + (["--fresh"] if fresh else [])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent)] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if out.returncode:
+        raise RuntimeError(f"{library} on {data} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(records, data):
+    """Markdown table of one data set's medians, with ratios to openTSNE's default."""
+    warm = [r for r in records if r["data"] == data and not r["fresh"]]
+    fresh = {r["library"]: r["fresh_total"] for r in records if r["data"] == data and r["fresh"]}
+    libraries = [lib for lib in LIBRARIES if any(r["library"] == lib for r in warm)]
+
+    def median(lib, key):
+        return statistics.median(r[key] for r in warm if r["library"] == lib)
+    ref = median(REFERENCE, "wall") if REFERENCE in libraries else None
+    lines = [f"#### {data}", "",
+             "| library | wall s | openTSNE / it | CPU s | peak RSS MB | fresh process s "
+             "| 10-NN acc. | trustworthiness |",
+             "|---|---|---|---|---|---|---|---|"]
+    for lib in libraries:
+        wall = median(lib, "wall")
+        ratio = f"{ref / wall:.2f}×" if ref else "–"
+        first = f"{fresh[lib]:.2f}" if lib in fresh else "–"
+        lines.append(f"| {LABELS[lib]} | {wall:.2f} | {ratio} | {median(lib, 'cpu'):.2f} | "
+                     f"{median(lib, 'rss_mb'):.0f} | {first} | "
+                     f"{median(lib, 'accuracy'):.3f} | {median(lib, 'trustworthiness'):.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worker", nargs=3, metavar=("LIBRARY", "DATA", "SEED"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--fresh", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process column")
+    parser.add_argument("--sklearn-max-n", type=int, default=20_000)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="per process, seconds")
+    parser.add_argument("--json", type=pathlib.Path, help="also write all records here")
+    args = parser.parse_args(argv)
+    if args.worker:
+        library, data, seed = args.worker
+        worker(library, data, int(seed), args.fresh)
+        return
+
+    sizes = {"digits": 1797, "usps": 9298, "20000": 20_000, "70000": 70_000}
+    print(f"load average before: {os.getloadavg()}", file=sys.stderr)
+    records = []
+    for data in args.data:
+        libraries = [lib for lib in args.libraries
+                     if lib != "sklearn" or sizes[data] <= args.sklearn_max_n]
+        for repeat in range(args.repeats):
+            for lib in libraries:
+                records.append(run_worker(lib, data, repeat, False, args.timeout))
+                print(f"{data} {lib} seed {repeat}: {records[-1]['wall']:.2f} s",
+                      file=sys.stderr)
+        if not args.no_fresh:
+            for lib in libraries:
+                records.append(run_worker(lib, data, 0, True, args.timeout))
+        print(table(records, data) + "\n", flush=True)
+    print(f"load average after: {os.getloadavg()}", file=sys.stderr)
+    print(f"Medians of {args.repeats} repeats; {os.cpu_count()} cores.")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -41,12 +41,15 @@ KERNEL_LOCK = threading.RLock()
 #: points.
 DENSE_AFFINITY_MAX_N = int(os.environ.get("NBEMBED_DENSE_AFFINITY_MAX_N", 5000))
 
-#: Up to this many points ``repulsion="auto"`` sums the repulsion exactly over
-#: all pairs (one fused, vectorized pass); above it, approximately (HSSNE's
-#: "adaptive" choice). Exact and Barnes-Hut took the same time at about 6000 points; at
-#: 10 000 Barnes-Hut was 1.5x faster, at 20 000 2.5x (docs/scale.md).
-#: Overridable with the environment variable ``NBEMBED_EXACT_REPULSION_MAX_N``.
-EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 10000))
+#: With a sparse (k-nearest-neighbour) P, up to this many points
+#: ``repulsion="auto"`` sums HSSNE's repulsion exactly over all pairs; above it,
+#: approximately (the "adaptive" choice). A dense P always goes with the exact
+#: sum: its attraction reads every pair anyway, in the same fused pass. With a
+#: kNN P at alpha = 1 (loaded 2-core machine, ms per iteration) the exact sum
+#: took 2.6 / 22 / 108 at 2000 / 5000 / 10 000 points, Barnes-Hut 2.9 / 11 / 53
+#: and the grid 4.3 / 10 / 13. Overridable with the environment variable
+#: ``NBEMBED_EXACT_REPULSION_MAX_N``.
+EXACT_REPULSION_MAX_N = int(os.environ.get("NBEMBED_EXACT_REPULSION_MAX_N", 2000))
 
 #: Largest n x n float64 array nbembed allocates without being asked to, in bytes.
 #: Dense affinities or distance matrices above it raise a ``MemoryError`` whose

@@ -308,10 +308,12 @@ def test_serial_equals_parallel():
 # -- automatic choices, memory and errors ------------------------------------------------------
 def test_auto_repulsion_threshold(monkeypatch, rng):
     X = rng.normal(size=(300, 5))
-    assert HSSNE(perplexity=10).prepare(X).objective.repulsion == "exact"
+    assert HSSNE(perplexity=10, affinity="knn").prepare(X).objective.repulsion == "exact"
     monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 200)
-    run = HSSNE(perplexity=10).prepare(X)
-    # A dense P is converted.
+    # A dense P goes with the exact sum whatever n (its attraction reads every pair).
+    assert HSSNE(perplexity=10).prepare(X).objective.repulsion == "exact"
+    assert HSSNE(perplexity=10, alpha=0.7).prepare(X).objective.repulsion == "exact"
+    run = HSSNE(perplexity=10, affinity="knn").prepare(X)
     assert run.objective.repulsion == "adaptive" and sp.issparse(run.objective.P_mixed)
     # The tree for so few points (a grid of 150 x 150 nodes is more than 4 per point) ...
     assert run.objective._approximation(run._Yt) == "barnes-hut"
@@ -321,7 +323,11 @@ def test_auto_repulsion_threshold(monkeypatch, rng):
     assert run.objective._grid_params(run._Yt)["box_size"] == pytest.approx(0.3)  # node spacing 0.1
     assert run.objective._approximation(1000.0 * run._Yt / np.ptp(run._Yt)) == "barnes-hut"
     with pytest.warns(UserWarning, match="n_components <= 2"):
-        assert HSSNE(perplexity=10, n_components=3).prepare(X).objective.repulsion == "exact"
+        assert HSSNE(perplexity=10, n_components=3,
+                     affinity="knn").prepare(X).objective.repulsion == "exact"
+    # A dense P asked for on the approximate paths is stored sparse for them.
+    run = HSSNE(perplexity=10, repulsion="fft").prepare(X)
+    assert sp.issparse(run.objective.P_mixed)
 
 
 def test_adaptive_grid_spacing_keeps_to_the_node_budget():
@@ -341,29 +347,18 @@ def test_adaptive_grid_spacing_keeps_to_the_node_budget():
     assert hssne_module.adaptive_grid_spacing(1.0, 2000, 150) is None  # too few points
 
 
-def test_auto_repulsion_follows_alpha_when_p_is_sparse(monkeypatch, rng):
+def test_a_new_alpha_keeps_the_repulsion(monkeypatch, rng):
+    """What "auto" picks depends on n and on P alone, so a slider never moves a run
+    between the exact sum and an approximation."""
     X = rng.normal(size=(300, 5))
-    monkeypatch.setattr(hssne_module, "EXACT_REPULSION_MAX_N_ANY_ALPHA", 200)
-    # A dense P costs the same per pair either way: exact whatever alpha.
-    assert HSSNE(perplexity=10, alpha=0.7).prepare(X).objective.repulsion == "exact"
-    run = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0).prepare(X)
-    exact = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0,
-                  repulsion="exact").prepare(X)
-    assert run.objective.repulsion == "exact"
-    for r in (run, exact):
-        r.step(5)
-        r.set_params(alpha=0.7)  # no closed form: approximate from here on, if "auto"
-    assert run.objective.repulsion == "adaptive" and exact.objective.repulsion == "exact"
-    before = run.embedding
-    np.testing.assert_array_equal(before, exact.embedding)
-    for r in (run, exact):
-        r.step(1)
-    moved = np.linalg.norm(exact.embedding - before)
-    assert np.linalg.norm(run.embedding - exact.embedding) < 0.02 * moved  # the same step
-    run.set_params(alpha=2.0)
-    assert run.objective.repulsion == "exact"
-    run.step(1)
-    assert np.all(np.isfinite(run.embedding))
+    for limit, expected in ((1000, "exact"), (200, "adaptive")):
+        monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", limit)
+        run = HSSNE(perplexity=10, alpha=1.0, affinity="knn", random_state=0).prepare(X)
+        for alpha in (0.7, 2.0, 0.0, 1.0):
+            run.set_params(alpha=alpha)
+            run.step(1)
+            assert run.objective.repulsion == expected
+        assert np.all(np.isfinite(run.embedding))
 
 
 @pytest.mark.parametrize("method", ["barnes-hut", "fft"])

@@ -496,30 +496,3 @@ def test_auto_optimizer_is_chosen_once_from_alpha(iris):
     assert run.history[-1]["optimizer"] == "gradient"
     assert small(alpha=1.5).prepare(iris[0]).optimizer == "fixed-point"
     assert small(alpha=1.5, optimizer="gradient").prepare(iris[0]).optimizer == "gradient"
-
-
-LOADED_SCRIPT = r"""
-import numpy as np
-from nbembed import HSSNE
-from nbembed._kernels import hssne as kernels
-rng = np.random.default_rng(0)
-X = rng.normal(size=(3000, 5))
-run = HSSNE(alpha=1.0, affinity="knn", random_state=0).prepare(X)
-assert run.objective.repulsion == "exact"
-print(len(kernels.hssne_attraction.signatures))
-"""
-
-
-def test_kernels_a_new_alpha_may_switch_to_are_loaded_with_the_run():
-    """At 3000 points alpha = 1 sums the repulsion exactly and alpha = 0.8 approximates
-    it: the approximate path's kernels are loaded when the run is prepared, not while
-    the user waits on the slider. Checked in a fresh process, where nothing else has
-    loaded them."""
-    import os
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, "-c", LOADED_SCRIPT], capture_output=True,
-                          text=True, timeout=600, env=dict(os.environ))
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert int(done.stdout.strip().splitlines()[-1]) >= 1

@@ -123,7 +123,7 @@ def test_auto_choices(rng, monkeypatch):
     run = Mbed(max_iter=30).prepare(X)
     assert run.objective.repulsion == "exact" and not sp.issparse(run.objective.M)
     monkeypatch.setattr(_config, "DENSE_AFFINITY_MAX_N", 200)
-    monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 250)
+    monkeypatch.setattr(mbed_module, "EXACT_NORMALIZERS_MAX_N", 250)
     run = Mbed(max_iter=30).prepare(X)
     assert run.objective.repulsion == "fft" and sp.issparse(run.objective.M)
     assert run.objective.M.nnz <= 2 * 300 * mbed_module.KNN_NEIGHBORS

@@ -100,7 +100,7 @@ class FakeRun(Run):
             return np.full_like(self._Y, np.nan)
         return self._Y.copy()
 
-    def step(self, n=1, callbacks=None):
+    def step(self, n=1, callbacks=None, record_last=True):
         self.in_step = True
         before = self.call_start = self.iteration
         self.call_size = n

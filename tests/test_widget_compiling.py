@@ -56,7 +56,7 @@ class _CompilingRun:
     def remaining(self):
         return self.n_iter - self.iteration
 
-    def step(self, n=1, callbacks=None):
+    def step(self, n=1, callbacks=None, record_last=True):
         self._kernel(np.ones(2))
         self.iteration += min(n, self.remaining)
 

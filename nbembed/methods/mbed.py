@@ -43,6 +43,9 @@ SNE_INIT_SCALE = 0.1
 KNN_NEIGHBORS = 90
 AFFINITIES = ("auto", "exact", "knn")
 REPULSIONS = ("auto", "exact", "fft")
+#: Up to this many points ``repulsion="auto"`` computes the output normalizers
+#: Z_i exactly over all pairs; above it (with n_components <= 2) on the grid.
+EXACT_NORMALIZERS_MAX_N = 10_000
 ANNEAL_STARTS = ("auto", "random", "labels")
 
 
@@ -314,7 +317,7 @@ class Mbed(EmbeddingEstimator):
                              f"use repulsion='exact' (O(n^2) per evaluation) for more "
                              f"dimensions.")
         if repulsion == "auto":
-            return "fft" if n > _config.EXACT_REPULSION_MAX_N and d <= 2 else "exact"
+            return "fft" if n > EXACT_NORMALIZERS_MAX_N and d <= 2 else "exact"
         return repulsion
 
     def _sigma(self, n_classes, estimate):

@@ -148,8 +148,8 @@ class SpectralRun(Run):
             return float(np.trace(A @ M_C @ A.T))
 
     # -- control -------------------------------------------------------------
-    def _advance(self, n, callbacks):
-        # Solve the first time n >= 1; later steps do nothing.
+    def _advance(self, n, callbacks, record_last=True):
+        # Solve the first time n >= 1; later steps do nothing (nothing to record).
         if n > 0 and self.iteration < self.n_iter:
             with _config.KERNEL_LOCK:
                 self._solve()

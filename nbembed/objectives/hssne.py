@@ -40,16 +40,6 @@ FORCE_TERMS = (("attraction", "attraction to input neighbours"),
                ("must_link", "must-link pull"),
                ("repulsion", "repulsion from all points"))
 
-#: The same limit for alphas without a closed-form kernel when P is sparse
-#: (with a dense P the attraction costs an exp and a log per pair whatever the
-#: repulsion). With alpha = 0.7 and a kNN P, Barnes-Hut took 3.6 / 11 / 24 ms an
-#: iteration at 2000 / 5000 / 10 000 points, the exact sum 5.9 / 27 / 100 ms.
-#: The alpha of a run can change (a slider), so "auto" is resolved again then.
-EXACT_REPULSION_MAX_N_ANY_ALPHA = 2000
-
-#: An alpha without a closed-form kernel (what the general kernels serve).
-GENERAL_ALPHA = 0.7
-
 #: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
 #: evaluation between the FFT grid and Barnes-Hut. The grid costs
 #: O(nodes log nodes + n) and the tree O(n log n) whatever the extent; with
@@ -97,14 +87,14 @@ LOCAL_ORDER_MIN_N = 50_000
 REORDER_EVERY = 50
 
 
-def resolve_repulsion(repulsion, n, n_components, alpha=1.0, sparse_affinities=False,
-                      warn=True):
-    """The repulsion "auto" stands for, or an error for a combination that cannot work."""
+def resolve_repulsion(repulsion, n, n_components, sparse_affinities=False, warn=True):
+    """The repulsion "auto" stands for, or an error for a combination that cannot work.
+
+    "auto" is the exact sum with a dense P or up to ``EXACT_REPULSION_MAX_N``
+    points (see :mod:`nbembed._config`), the "adaptive" approximation above.
+    """
     if repulsion == "auto":
-        limit = _config.EXACT_REPULSION_MAX_N
-        if sparse_affinities and n_components <= 2 and not kernels.has_closed_form(alpha):
-            limit = EXACT_REPULSION_MAX_N_ANY_ALPHA
-        if n <= limit:
+        if not sparse_affinities or n <= _config.EXACT_REPULSION_MAX_N:
             return "exact"
         if n_components > 2:
             if warn:
@@ -197,46 +187,13 @@ class HSSNEObjective(Objective):
         self.rho = float(rho)
         self.repulsion_option = repulsion
         self.repulsion = resolve_repulsion(repulsion, self.n_samples, self.n_components,
-                                           self.alpha, sp.issparse(P))
+                                           sp.issparse(P))
         self.theta = float(theta)
         self.fft_params = dict(n_nodes=int(fft_nodes), box_size=float(fft_box_size),
                                min_boxes=int(fft_min_boxes))
         self._fft_cache = {}
         self._repulsion_cache = None
         self._mix()
-        if self._alpha_may_switch_repulsion():
-            self._load_kernels(other_than=self.repulsion)
-
-    def _alpha_may_switch_repulsion(self):
-        """Whether a new alpha can move ``repulsion="auto"`` between the exact sum
-        and the approximations (between the two size limits, in 1-D or 2-D)."""
-        if self.repulsion_option != "auto":
-            return False
-        sparse = sp.issparse(self.P)
-        resolved = {resolve_repulsion("auto", self.n_samples, self.n_components, alpha,
-                                      sparse, warn=False)
-                    for alpha in (1.0, GENERAL_ALPHA)}
-        return len(resolved) > 1
-
-    def _load_kernels(self, other_than):
-        """Evaluate the other repulsion's path once on a few points.
-
-        Its kernels are then loaded from Numba's disk cache here, while the run
-        is prepared, instead of at the first slider move that switches to it
-        (about 70 ms that the user would wait for).
-        """
-        m = 16
-        rng = np.random.default_rng(0)
-        P = sp.random(m, m, density=0.3, random_state=0, format="csr")
-        P = sp.csr_matrix(P + P.T)
-        P /= P.sum()
-        Yt = rng.normal(size=(self.n_components, m))
-        others = ("exact",) if other_than != "exact" else ("fft", "barnes-hut")
-        for repulsion in others:
-            small = HSSNEObjective(P, None, n_components=self.n_components, alpha=GENERAL_ALPHA,
-                                   rho=0.0, dtype=self.dtype, repulsion=repulsion)
-            small.gradient(Yt, np.empty_like(Yt))
-            small.value(Yt)
 
     def _mix(self):
         self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)
@@ -257,19 +214,11 @@ class HSSNEObjective(Objective):
         self._mix()
 
     def set_params(self, alpha=None, rho=None):
-        """Use these (validated) values of ``alpha`` and ``rho``; a new alpha may
-        change what ``repulsion="auto"`` stands for."""
-        remix = rho is not None
+        """Use these (validated) values of ``alpha`` and ``rho``."""
         if alpha is not None:
             self.alpha = alpha
-            repulsion = resolve_repulsion(self.repulsion_option, self.n_samples,
-                                          self.n_components, alpha, sp.issparse(self.P),
-                                          warn=False)
-            remix |= repulsion != self.repulsion
-            self.repulsion = repulsion
         if rho is not None:
             self.rho = rho
-        if remix:
             self._mix()
 
     def _grid_spacing(self, Yt):

@@ -145,7 +145,7 @@ class Run:
         return self.get_params()
 
     # -- control -------------------------------------------------------------
-    def step(self, n=1, callbacks=None):
+    def step(self, n=1, callbacks=None, *, record_last=True):
         """Advance ``n`` iterations (fewer if a callback asks to stop).
 
         Parameters
@@ -155,6 +155,12 @@ class Run:
             Called as ``callback(run)`` after each iteration; True stops.
             Objects with ``on_start(run, n)`` / ``on_end(run)`` hear about
             the call's start and end too.
+        record_last : bool, default True
+            Record the state (and so evaluate the cost) after the call's last
+            iteration even when the recording interval does not fall there.
+            Callers that step in many short calls (the Explorer) pass False:
+            the records then come every ``record_every`` iterations only, as
+            in one long call, instead of a cost evaluation per call.
 
         Returns
         -------
@@ -166,21 +172,22 @@ class Run:
             if hasattr(cb, "on_start"):
                 cb.on_start(self, n)
         try:
-            self._advance(n, callbacks)
+            self._advance(n, callbacks, record_last)
         finally:
             for cb in callbacks:
                 if hasattr(cb, "on_end"):
                     cb.on_end(self)
         return self
 
-    def _advance(self, n, callbacks):
+    def _advance(self, n, callbacks, record_last=True):
         """Do up to ``n`` iterations, calling ``callbacks`` after each.
 
         The one loop of every iterative run: each iteration holds the kernel
         lock while the run moves (``_iterate``), counts, records (every
-        ``record_every`` iterations and after the last one of the call) and
-        follows its schedule (``_after_iteration``). A converged run does
-        nothing; a callback that asks to stop ends the call, recorded.
+        ``record_every`` iterations and, with ``record_last``, after the last
+        one of the call) and follows its schedule (``_after_iteration``). A
+        converged run does nothing; a callback that asks to stop ends the
+        call, recorded when ``record_last``.
         """
         if n > 0 and not self.history:
             with _config.KERNEL_LOCK:
@@ -191,12 +198,13 @@ class Run:
             with _config.KERNEL_LOCK:
                 stats = self._iterate()
                 self.iteration += 1
-                recorded = k == n - 1 or self.iteration % self.record_every == 0
+                recorded = ((record_last and k == n - 1)
+                            or self.iteration % self.record_every == 0)
                 if recorded:
                     self._record(stats)
                 self._after_iteration()
             if callbacks and call_all(callbacks, self):
-                if not recorded:
+                if record_last and not recorded:
                     with _config.KERNEL_LOCK:
                         self._record(stats)
                 break

@@ -31,7 +31,7 @@ class PrecomputedRun(Run):
     def embedding(self):
         return self._Y.copy()
 
-    def step(self, n=1, callbacks=None):
+    def step(self, n=1, callbacks=None, *, record_last=True):
         return self
 
     def set_params(self, **params):

@@ -382,7 +382,10 @@ class RunWorker:
             k = max(1, min(k, run.remaining))
         start = time.perf_counter()
         before = run.iteration
-        run.step(k, callbacks=self._changes_waiting)
+        # Costs are recorded at the run's own interval, not after every call:
+        # an O(n^2) cost per call was most of a frame's time. Steps asked for while
+        # paused (teaching) end recorded, so the cost shown is the current one.
+        run.step(k, callbacks=self._changes_waiting, record_last=self._paused)
         if run.iteration - before == k:
             # A call cut short by a change says nothing about k; the change resets the sizer.
             self._sizer.update(k, time.perf_counter() - start)

@@ -108,6 +108,43 @@ def test_step_advances_exactly_n_iterations_while_paused(make_explorer):
     assert wait_for(lambda: ex.quality.get("iteration") == start + 6)
 
 
+def test_step_counts_iterations_a_queued_change_cut_short(make_explorer):
+    """A change queued while Step runs (a hover asks for forces) ends the current step
+    call early; the iterations it did not do are still done."""
+    ex = make_explorer(autostart=False)
+    ex.wait(timeout=30)
+    start = ex.run.iteration
+    poked = []
+
+    def poke_once(run):  # a change arrives inside a call of more than one iteration
+        if not poked and run.call_size > 1 and run.iteration - run.call_start == 1:
+            poked.append(run.iteration)
+            ex._worker.poke()
+    ex.run.on_iteration = poke_once
+    ex.step(300)
+    assert wait_for(lambda: ex._worker.idle and ex.run.iteration >= start + 300)
+    ex.wait(timeout=30)
+    assert poked and any(done < asked for asked, done in ex.run.step_calls)
+    assert ex.run.iteration == start + 300
+
+
+def test_read_outs_follow_a_spectral_parameter(make_explorer):
+    """A spectral run solves again for a new gamma without counting an iteration; the
+    read-outs follow it all the same."""
+    from nbembed import SpectralSSDR
+    X, y = blobs(150)
+    labels = np.where(np.arange(len(X)) % 5 == 0, y, -1)
+    ex = make_explorer(X, method=SpectralSSDR(n_components=2), labels=labels)
+    ex.wait(timeout=60)
+    assert wait_for(lambda: ex.quality.get("iteration") == ex.run.iteration)
+    first = dict(ex.quality)
+    ex.set_trait("params", {"gamma": 50.0})
+    assert wait_for(lambda: len(ex.quality["history"]["iteration"]) == 2, timeout=30)
+    assert ex.quality["trustworthiness"] == pytest.approx(
+        metrics.trustworthiness(X, ex.embedding, K))
+    assert ex.quality["trustworthiness"] != first["trustworthiness"]
+
+
 def test_step_is_refused_while_running_and_for_bad_counts(make_explorer):
     ex = make_explorer()
     assert wait_for(lambda: ex.status == "running")

@@ -92,7 +92,7 @@ class QualityMonitor:
         neighbours are kept."""
         self._history = {name: [] for name in (*SCORES, "iteration")}
         self._last_time = -math.inf
-        self._last_iteration = None
+        self._last_state = None
         self.values = {}
 
     @property
@@ -139,22 +139,27 @@ class QualityMonitor:
                 out["knn_accuracy"] = 1.0 - knn_error(Ys, ls, k=1)
         return out
 
-    def due(self, iteration, now=None, *, idle=False):
-        """Whether an update at ``iteration`` is due: the iteration changed and
-        (unless the worker is ``idle``) the time since the last one is long enough."""
-        if iteration == self._last_iteration:
+    def due(self, iteration, now=None, *, idle=False, state=None):
+        """Whether an update at ``iteration`` is due: the iteration or ``state``
+        changed and (unless the worker is ``idle``) the time since the last one is
+        long enough.
+
+        ``state`` is anything comparable that says the embedding may have changed
+        without an iteration (a spectral run solved again for a new parameter).
+        """
+        if (iteration, state) == self._last_state:
             return False
         now = time.monotonic() if now is None else now
         return idle or now - self._last_time >= max(MIN_INTERVAL, BUDGET_FACTOR * self._duration)
 
-    def update(self, Y, iteration, labels=None, cost=None):
+    def update(self, Y, iteration, labels=None, cost=None, state=None):
         """Compute the scores, add them to the history and return the read-outs
         (the scores, ``iteration``, ``k``, ``sample_size`` and ``history``),
-        also kept as ``values``."""
+        also kept as ``values``; ``state`` as in :meth:`due`."""
         start = time.monotonic()
         scores = self.scores(Y, labels, cost)
         self._duration = time.monotonic() - start
-        self._last_time, self._last_iteration = start, iteration
+        self._last_time, self._last_state = start, (iteration, state)
         for name, value in {**scores, "iteration": iteration}.items():
             self._history[name] = (self._history[name] + [value])[-HISTORY:]
         self.values = {**scores, "iteration": int(iteration), "k": self.k,

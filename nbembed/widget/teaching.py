@@ -80,9 +80,12 @@ class Teaching(traitlets.HasTraits):
         if run is not getattr(self, "_quality_run", None):  # a restart: a new history
             monitor.reset()
             self._quality_run = run
-        if not monitor.due(int(run.iteration), idle=idle):
+        # Parameters and annotations change a spectral run's solution without an
+        # iteration; the read-outs follow them too.
+        state = (tuple(sorted(run.get_params().items())), len(self.annotations))
+        if not monitor.due(int(run.iteration), idle=idle, state=state):
             return
         values = monitor.update(run.embedding, int(run.iteration), self._labels,
-                                last_cost(run.history))
+                                last_cost(run.history), state=state)
         with self._sync_lock:
             self.quality = values

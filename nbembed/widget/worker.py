@@ -144,6 +144,7 @@ class RunWorker:
         self._before_compiling = None
         self._failed = False
         self._waiting = False
+        self._cut_short = False  # the last step call ended early for a change
         self.run = None
         self._sizer = StepSizer(step_seconds)
 
@@ -385,7 +386,12 @@ class RunWorker:
         # Costs are recorded at the run's own interval, not after every call:
         # an O(n^2) cost per call was most of a frame's time. Steps asked for while
         # paused (teaching) end recorded, so the cost shown is the current one.
+        self._cut_short = False
         run.step(k, callbacks=self._changes_waiting, record_last=self._paused)
+        if self._cut_short and self._paused:
+            # What a queued change kept this call from doing is still owed.
+            with self._cond:
+                self._requested += k - (run.iteration - before)
         if run.iteration - before == k:
             # A call cut short by a change says nothing about k; the change resets the sizer.
             self._sizer.update(k, time.perf_counter() - start)
@@ -397,7 +403,8 @@ class RunWorker:
         """Ends a step call early when a change is queued, so that it is applied (and
         shown) after the current iteration instead of after the whole call. Read
         without the lock: a change that lands just after the check waits one call."""
-        return bool(self._pending())
+        self._cut_short = bool(self._pending())
+        return self._cut_short
 
     @property
     def k(self):

@@ -9,6 +9,9 @@ git and rewritten only when its content changes:
 
 - ``notebooks/``: copies of ``../notebooks/*.ipynb``, rendered without being
   executed (the test suite executes them);
+- ``_mathjax/``: the parts of MathJax the pages use, copied from the widget's
+  JavaScript packages (``npm --prefix js ci``), so that formulas render
+  without loading anything from the network;
 - ``api/``: one reference page per public module of nbembed (no leading
   underscore in its dotted name, importable), each public object documented
   once, under the shortest name it is exported as;
@@ -47,6 +50,11 @@ html_theme = "pydata_sphinx_theme"
 html_title = "nbembed"
 html_theme_options = {"navigation_with_keys": False, "header_links_before_dropdown": 4,
                       "show_toc_level": 2}
+
+# Formulas are typeset by a local copy of MathJax (see copy_mathjax), served
+# from _static/mathjax/; Sphinx's default would fetch it from the network.
+html_static_path = ["_mathjax"]
+mathjax_path = "mathjax/tex-mml-chtml.js"
 
 # Markdown pages (MyST) and notebooks (myst-nb). Notebooks are shown as stored,
 # without outputs: tests/test_notebooks.py executes every one of them.
@@ -106,6 +114,29 @@ def _sync_folder(folder, files):
 def copy_notebooks():
     sources = sorted((ROOT / "notebooks").glob("*.ipynb"))
     _sync_folder(DOCS / "notebooks", {p.name: p.read_bytes() for p in sources})
+
+
+# --------------------------------------------------------------------------- MathJax
+
+MATHJAX = ROOT / "js" / "node_modules" / "mathjax" / "es5"
+#: What tex-mml-chtml.js loads: itself, its fonts, the TeX extensions it
+#: autoloads, and the menu's accessibility and output options.
+MATHJAX_PARTS = ("tex-mml-chtml.js", "output/chtml", "input/tex/extensions",
+                 "input/mml/extensions", "a11y", "ui", "adaptors")
+
+
+def copy_mathjax():
+    if not (MATHJAX / MATHJAX_PARTS[0]).is_file():
+        raise RuntimeError(
+            f"MathJax is missing from {MATHJAX.parent}: install the JavaScript packages "
+            f"first (npm --prefix js ci). The documentation typesets formulas with this "
+            f"local copy so that no page loads anything from the network.")
+    target = DOCS / "_mathjax" / "mathjax"
+    for part in MATHJAX_PARTS:
+        source = MATHJAX / part
+        for path in ([source] if source.is_file() else sorted(source.rglob("*"))):
+            if path.is_file():
+                _write_if_changed(target / path.relative_to(MATHJAX), path.read_bytes())
 
 
 # --------------------------------------------------------------------------- user guide
@@ -299,6 +330,7 @@ def _lookup(parts):
 
 def generate(app=None, config=None):
     copy_notebooks()
+    copy_mathjax()
     _sync_folder(DOCS / "api", api_pages(public_modules()))
 
 

@@ -29,20 +29,29 @@ the drawn frame rate too. ``--frame-rate`` (default 60) is set on the widget
 before measuring.
 
 Before the browser starts, a first table measures the **kernel alone**: the
-same Explorer without a page, its frames sent per second, iterations per
-second, and the time from a parameter change (set as a slider message would
-set it) to the first frame sent with a new iteration under the new alpha.
+same Explorer without a page (HSSNE at alpha 0.5, 1 and 2 at each size, and
+with ``--methods`` Mbed and NeRV at ``--other-sizes``), its frames sent per
+second, iterations per second, the time from a parameter change (set as a
+slider message would set it) to the first frame sent with a new iteration
+under the new value, and the longest gap between two frames sent during a
+session of ``--session`` seconds (default 60) with a slider move every
+``--change-every`` seconds (default 2). ``--kernel-only`` stops there.
 The **render only** column measures the page alone: the widget's module
 in the fake-model page of the tests, fed new positions from JavaScript as
 soon as the previous ones are drawn (no Python, no network).
 
-Goals: >= 30 fps drawn at 10 000 points, <= 100 ms slider -> frame.
+Goals, kernel side: >= 30 frames sent/s at 10 000 points and >= 8 at 100 000 for
+HSSNE at any alpha, >= 10 at 5000 for Mbed and NeRV, <= 100 ms from a change to
+its first frame at 10 000 points, <= 250 ms longest gap. In the browser (software
+WebGL here): >= 30 fps drawn at 10 000 points, <= 100 ms slider -> frame.
 
 Usage (from the repository root; needs /usr/bin/chromium, jupyterlab,
 playwright and the built widget bundle)::
 
     PYTHONPATH=. python benchmarks/bench_widget.py                 # 10k and 100k
     PYTHONPATH=. python benchmarks/bench_widget.py --sizes 2000 --seconds 2 --changes 3
+    PYTHONPATH=. python benchmarks/bench_widget.py --kernel-only \\
+        --methods hssne-0.5 hssne-1 hssne-2 mbed nerv
 
 Timings are only meaningful on an otherwise idle machine.
 """
@@ -65,6 +74,7 @@ from e2e.conftest import (  # noqa: E402  (the harness lives with the tests)
     JupyterLab, LabServer, WidgetPage, chromium_context, missing_browser_reason)
 
 EXPLORER = ".nbembed-explorer"
+KERNEL_METHODS = ("hssne-0.5", "hssne-1", "hssne-2", "mbed", "nerv")
 TIMEOUT_S = 600.0
 
 SETUP = """
@@ -220,53 +230,93 @@ def measure_render_only(context, n, seconds):
         ex.close()
 
 
-def measure_kernel_only(n, args):
-    """The Python side alone, no browser: frames sent per second and the time from
-    a parameter change to the first frame sent with a new iteration under it."""
+#: Kernel-side runs: name -> (method factory, live parameter a slider moves, its values).
+def _kernel_methods():
+    from nbembed import HSSNE, NeRV, Mbed
+    endless = 1_000_000
+    return {
+        "hssne-0.5": (lambda: HSSNE(alpha=0.5, max_iter=endless, random_state=0), "alpha",
+                      (0.3, 0.5)),
+        "hssne-1": (lambda: HSSNE(alpha=1.0, max_iter=endless, random_state=0), "alpha",
+                    (0.8, 1.0)),
+        "hssne-2": (lambda: HSSNE(alpha=2.0, max_iter=endless, random_state=0), "alpha",
+                    (1.8, 2.0)),
+        "mbed": (lambda: Mbed(n_classes=10, max_iter=endless, random_state=0), "lambda_",
+                 (0.5, 1.0)),
+        "nerv": (lambda: NeRV(max_iter=endless, random_state=0), "tradeoff", (0.3, 0.7)),
+    }
+
+
+def measure_kernel_only(method, n, args):
+    """The Python side alone, no browser, for one method and size: frames sent per
+    second, iterations per second, the time from a parameter change (set as a
+    slider message sets it) to the first frame sent with a new iteration under
+    it, and, over a session of ``args.session`` seconds with a change every
+    ``args.change_every`` seconds, the longest gap between two frames sent."""
     import numpy as np
     from sklearn.datasets import make_blobs
 
-    from nbembed import HSSNE
     from nbembed.widget import Explorer
 
+    make, name, values = _kernel_methods()[method]
     X, y = make_blobs(n_samples=n, n_features=10, centers=10, random_state=0)
-    ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=1_000_000, random_state=0), colors=y,
-                  frame_rate=args.frame_rate)
+    # Mbed reads labels: one point in 20 labelled.
+    labels = np.where(np.arange(n) % 20 == 0, y, -1) if method == "mbed" else None
+    ex = Explorer(X, method=make(), colors=y, labels=labels, frame_rate=args.frame_rate)
     try:
         ex.wait(iteration=5, timeout=TIMEOUT_S)
         sent = []
-        ex.observe(lambda c: sent.append((time.perf_counter(), c["new"],
-                                          float(ex.run.get_params()["alpha"]))),
-                   names="iteration")
+
+        def record(change):
+            value = ex.run.params_in_effect().get(name)
+            sent.append((time.perf_counter(), change["new"], value))
+        ex.observe(record, names="iteration")
         frames, iterations, start = ex.frames_sent, ex.run.iteration, time.perf_counter()
         time.sleep(args.seconds)
         span = time.perf_counter() - start
-        result = {"n": n, "fps": (ex.frames_sent - frames) / span,
+        result = {"method": method, "n": n, "fps": (ex.frames_sent - frames) / span,
                   "iterations": (ex.run.iteration - iterations) / span}
         latencies = []
-        for k, value in enumerate(([0.8, 1.0] * (args.changes + 1))[:args.changes + 1]):
+        for k, value in enumerate((list(values) * (args.changes + 1))[:args.changes + 1]):
             sent.clear()
             t0 = time.perf_counter()
-            ex.set_trait("params", {"alpha": value})  # what a slider message does
-            while not any(a == value for _, _, a in sent):
+            ex.set_trait("params", {name: value})  # what a slider message does
+            while not any(v == value for _, _, v in sent):
                 if time.perf_counter() - t0 > TIMEOUT_S:
-                    raise TimeoutError(f"no frame with alpha = {value}")
+                    raise TimeoutError(f"no frame with {name} = {value}")
                 time.sleep(0.001)
             if k:
-                latencies.append(1000 * (next(t for t, _, a in sent if a == value) - t0))
+                latencies.append(1000 * (next(t for t, _, v in sent if v == value) - t0))
             time.sleep(0.3)
         result["latency"] = latencies
+        result["gap"] = _longest_gap(ex, sent, name, values, args) if args.session else None
         return result
     finally:
         ex.close()
 
 
+def _longest_gap(ex, sent, name, values, args):
+    """Longest time between two frames sent, ms, in a session with slider moves."""
+    sent.clear()
+    start = time.perf_counter()
+    k = 0
+    while time.perf_counter() - start < args.session:
+        ex.set_trait("params", {name: values[k % len(values)]})
+        k += 1
+        time.sleep(args.change_every)
+    times = [start] + [t for t, _, _ in sent] + [time.perf_counter()]
+    return 1000 * max(b - a for a, b in zip(times, times[1:]))
+
+
 def kernel_table(rows):
-    lines = ["| n | frames sent/s | iterations/s | change -> frame sent, ms (median / max) |",
-             "|---|---|---|---|"]
+    lines = ["| method | n | frames sent/s | iterations/s | change -> frame sent, ms "
+             "(median / max) | longest gap between frames, ms |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['n']} | {r['fps']:.1f} | {r['iterations']:.1f} | "
-                     f"{statistics.median(r['latency']):.0f} / {max(r['latency']):.0f} |")
+        gap = "–" if r["gap"] is None else f"{r['gap']:.0f}"
+        lines.append(f"| {r['method']} | {r['n']} | {r['fps']:.1f} | {r['iterations']:.1f} | "
+                     f"{statistics.median(r['latency']):.0f} / {max(r['latency']):.0f} | "
+                     f"{gap} |")
     return "\n".join(lines)
 
 
@@ -304,14 +354,33 @@ def main(argv=None):
                              "tests'); with software WebGL each frame costs about in "
                              "proportion to the area drawn")
     parser.add_argument("--json", type=pathlib.Path, help="also write the results here")
+    parser.add_argument("--kernel-only", action="store_true",
+                        help="measure the Python side alone (no browser)")
+    parser.add_argument("--methods", nargs="+", default=["hssne-0.5", "hssne-1", "hssne-2"],
+                        choices=list(KERNEL_METHODS),
+                        help="kernel-side runs (default: HSSNE at alpha 0.5, 1 and 2)")
+    parser.add_argument("--other-sizes", type=int, nargs="+", default=[5000],
+                        help="sizes for Mbed and NeRV in the kernel-side table (default 5000)")
+    parser.add_argument("--session", type=float, default=60.0,
+                        help="seconds of the kernel-side session with slider moves "
+                             "(default 60; 0 skips it)")
+    parser.add_argument("--change-every", type=float, default=2.0,
+                        help="seconds between slider moves in that session (default 2)")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.viewport.lower().split("x"))
 
+    os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
+    kernel_rows = [measure_kernel_only(method, n, args) for method in args.methods
+                   for n in (args.sizes if method.startswith("hssne") else args.other_sizes)]
+    print("Kernel alone (no browser):\n")
+    print(kernel_table(kernel_rows))
+    if args.kernel_only:
+        if args.json:
+            args.json.write_text(json.dumps({"kernel_only": kernel_rows}, indent=1))
+        return
     reason = missing_browser_reason()
     if reason:
         sys.exit(f"cannot run: {reason}")
-    os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
-    kernel_rows = [measure_kernel_only(n, args) for n in args.sizes]
     rows, render = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
@@ -326,8 +395,6 @@ def main(argv=None):
                 render[n] = measure_render_only(context, n, args.seconds)
                 print(f"n = {n}: measured in {time.perf_counter() - start:.0f} s",
                       file=sys.stderr)
-    print("Kernel alone (no browser):\n")
-    print(kernel_table(kernel_rows))
     print("\nIn the browser:\n")
     print(table(rows, render))
     print(f"\nBrowser window {width} x {height}. "

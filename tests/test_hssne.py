@@ -155,15 +155,33 @@ def test_fixed_point_recovers_from_divergence(iris):
 
 
 def test_gradient_recovers_from_non_finite_steps(iris):
-    run = small(learning_rate=1e30, max_step_norm=None).prepare(iris[0])
+    # In float64 the first step of 1e30 overflows; single precision stops that
+    # earlier (see the next test).
+    run = small(learning_rate=1e30, max_step_norm=None, dtype="float64").prepare(iris[0])
     run.step(50)
     assert np.all(np.isfinite(run.embedding))
     assert run.recoveries > 0 and run._gradient_descent.learning_rate < 1e30
 
 
+def test_single_precision_kernels_hand_huge_coordinates_to_double(iris):
+    """Squared distances of coordinates beyond 1e19 overflow float32 and would make
+    every force vanish; such embeddings get the float64 gradient."""
+    from nbembed.objectives.hssne import SINGLE_MAX_COORDINATE
+    runs = {dt: small(dtype=dt).prepare(iris[0]) for dt in ("float32", "float64")}
+    assert runs["float32"].objective.dtype is np.float32
+    Yt = runs["float64"]._Yt * (10 * SINGLE_MAX_COORDINATE / np.abs(runs["float64"]._Yt).max())
+    grads = {}
+    for dt, run in runs.items():
+        grads[dt] = np.empty_like(Yt)
+        run.objective.gradient(Yt, grads[dt])
+    assert np.any(grads["float64"] != 0)
+    np.testing.assert_array_equal(grads["float32"], grads["float64"])
+
+
 def test_divergence_is_a_warning_and_a_fitted_count(iris):
     with pytest.warns(RuntimeWarning, match="diverged"):
-        est = small(learning_rate=1e30, max_step_norm=None, max_iter=50).fit(iris[0])
+        est = small(learning_rate=1e30, max_step_norm=None, max_iter=50,
+                    dtype="float64").fit(iris[0])
     assert est.n_recoveries_ > 0 and np.all(np.isfinite(est.embedding_))
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -233,6 +233,19 @@ def test_same_seed_same_embedding(iris):
     np.testing.assert_array_equal(a, b)
 
 
+def test_a_given_learning_metric_without_a_seed_takes_the_estimators(iris):
+    """random_state makes SNeRV reproducible also with a LearningMetric of one's own
+    (its k-means start would otherwise draw from the global generator)."""
+    from nbembed import LearningMetric, SNeRV
+    X, y = iris
+    partial = np.where(np.arange(len(y)) % 3 == 0, y, -1)
+    metric = LearningMetric(n_components=2, sigma=1.0, cv=2, max_iter=20)
+    runs = [SNeRV(learning_metric=metric, max_iter=10, random_state=3).fit(X, partial)
+            for _ in range(2)]
+    assert metric.random_state is None  # the estimator's parameter is left alone
+    np.testing.assert_array_equal(runs[0].embedding_, runs[1].embedding_)
+
+
 # -- bad input -------------------------------------------------------------------------------
 @pytest.mark.parametrize("tradeoff", [-0.1, 1.5, np.nan])
 def test_tradeoff_outside_the_unit_interval(iris, tradeoff):

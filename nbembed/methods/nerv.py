@@ -282,7 +282,8 @@ class SNeRV(_NeRVEstimator):
         the number of Gaussians of the fitted metric, but at least 20 and at
         most (n - 1) / 3.
     learning_metric : LearningMetric or None, default=None
-        Settings of the metric (cloned before fitting); None uses
+        Settings of the metric (cloned before fitting; one without a
+        ``random_state`` gets this estimator's); None uses
         ``LearningMetric(random_state=random_state)``, which chooses its
         number of Gaussians and width by 3-fold validation likelihood.
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
@@ -367,7 +368,12 @@ class SNeRV(_NeRVEstimator):
         else:
             raise TypeError(f"learning_metric must be a LearningMetric or None; got "
                             f"{type(self.learning_metric).__name__}.")
-        metric = clone(template).fit(X, **metric_targets(y, annotations, n))
+        metric = clone(template)
+        if metric.random_state is None:
+            # A given metric without a seed of its own takes this one, so that
+            # random_state makes the whole fit reproducible (its k-means start).
+            metric.set_params(random_state=self.random_state)
+        metric = metric.fit(X, **metric_targets(y, annotations, n))
         if isinstance(self.n_neighbors, str) and self.n_neighbors == "auto":
             n_neighbors = auto_neighbors(n, metric.n_components_)
         else:

@@ -40,6 +40,10 @@ FORCE_TERMS = (("attraction", "attraction to input neighbours"),
                ("must_link", "must-link pull"),
                ("repulsion", "repulsion from all points"))
 
+#: Largest coordinate the single-precision kernels take: beyond it squared
+#: distances could overflow float32, and the gradient is computed in float64.
+SINGLE_MAX_COORDINATE = 1e18
+
 #: The "adaptive" repulsion (what "auto" picks for large n) chooses before every
 #: evaluation between the FFT grid and Barnes-Hut. The grid costs
 #: O(nodes log nodes + n) and the tree O(n log n) whatever the extent; with
@@ -294,6 +298,10 @@ class HSSNEObjective(Objective):
             return self._approximate_gradient(Yt, alpha, exaggeration, grad)
         P = self._P_kernel
         Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
+        if self.dtype is not np.float64 and not np.all(np.abs(Yt) < SINGLE_MAX_COORDINATE):
+            # Squared distances would overflow single precision and every force
+            # vanish: a blown-apart embedding would look like a still one.
+            P, Yk, alpha = self.P_mixed, Yt, float(self.alpha)
         if sp.issparse(P):
             _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
                                                exaggeration, grad)

@@ -153,7 +153,7 @@ class HSSNE(EmbeddingEstimator):
         :mod:`nbembed.affinity.perplexity`).
     metric : str, default="euclidean"
         Input metric: any of :func:`sklearn.metrics.pairwise_distances`
-        ("cosine", 1 - x.y / (|x| |y|), suits tf-idf rows; no row may then be
+        ("cosine", ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be
         all zeros), or "precomputed" for a dissimilarity matrix ``X``. A
         scipy.sparse ``X`` (CSR, CSC or COO, any float dtype) works with
         "euclidean" and "cosine": distances come from its stored entries and

@@ -107,7 +107,7 @@ class Mbed(EmbeddingEstimator):
         docs/mbed.md), for two classes it already finds the paper's optimum.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
-        1 - x.y / (|x| |y|), suits tf-idf rows; no row may then be all zeros),
+        ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
         or "precomputed" for a matrix of dissimilarities (non-negative, zero
         diagonal, not necessarily a metric). A scipy.sparse ``X`` (CSR, CSC or
         COO, any float dtype) works with "euclidean" and "cosine" and is never

@@ -287,16 +287,20 @@ def _principal_components(X, n_components, rng):
     components of the implicitly centred matrix."""
     n = X.shape[0]
     Y = np.zeros((n, n_components))
-    if sp.issparse(X):
-        # ARPACK needs k < min(n, n_features).
-        k = min(n_components, min(X.shape) - 1)
-        if k < 1:
-            return Y
-        solver = "arpack"
-    else:
+    if not sp.issparse(X):
         k = min(n_components, *X.shape)
-        solver = "full" if n < 500 else "randomized"
-    Y[:, :k] = PCA(n_components=k, svd_solver=solver, random_state=rng).fit_transform(X)
+        Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
+                       random_state=rng).fit_transform(X)
+        return Y
+    # ARPACK needs k < min(n, n_features), and fails on a centred matrix of zeros.
+    k = min(n_components, min(X.shape) - 1)
+    if k < 1 or (X.max(axis=0) != X.min(axis=0)).nnz == 0:  # every row the same
+        return Y
+    try:
+        Y[:, :k] = PCA(n_components=k, svd_solver="arpack", random_state=rng).fit_transform(X)
+    except ArpackError as err:
+        raise ValueError(f"init='pca' on sparse X failed: the eigensolver did not converge "
+                         f"({err}). Pass init='random' or an init array.") from None
     return Y
 
 

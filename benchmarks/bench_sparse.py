@@ -23,6 +23,10 @@ allocations; Numba's are not seen), max |P_sparse - P_dense| (Mbed: its
 symmetrised P + P^T), and the sparse / dense ratio of the times. Numba
 compilation is excluded by a warm-up on 120 documents.
 
+A second table times the nearest-neighbour affinities (``affinity="knn"``,
+what ``"auto"`` uses above 5000 points) on ``--knn-documents`` documents, sparse
+and dense, for both metrics, with exact neighbours (a block of rows at a time).
+
 The two paths give the same P to float64 rounding; the descents then amplify
 those last-bit differences (as they amplify a relative perturbation of 1e-15 of
 the dense X), so the two embeddings are equally good but not identical.
@@ -30,7 +34,7 @@ Wall-clock numbers are only indicative on a shared machine.
 
 Usage (from the repository root)::
 
-    PYTHONPATH=. python benchmarks/bench_sparse.py            # 2000 documents, ~2 min
+    PYTHONPATH=. python benchmarks/bench_sparse.py            # 2000 documents, ~3 min
     PYTHONPATH=. python benchmarks/bench_sparse.py --quick    # smoke run, seconds
 """
 
@@ -55,6 +59,8 @@ def parse_args(argv=None):
                    help="share of a document's words from its class's topic (default 0.05: "
                         "0.04 left Mbed at 33%% error, 0.07 at 1.4%%)")
     p.add_argument("--metric", default="cosine", choices=("cosine", "euclidean"))
+    p.add_argument("--knn-documents", type=int, default=6000,
+                   help="documents of the nearest-neighbour affinity table (default 6000)")
     p.add_argument("--threads", type=int, default=2, help="Numba/BLAS threads (default 2)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 300 documents, 1000 terms (numbers not meaningful)")
@@ -106,6 +112,31 @@ def measure(name, make, X, y_fit, score):
         rows[path]["error"] = score(model)
     gap = float(np.max(np.abs(P["sparse"] - P["dense"])))
     return name, rows, gap
+
+
+def knn_table(n, terms, share, seed):
+    """Time the kNN joint P of the sparse X and of its dense copy, for both metrics."""
+    import numpy as np
+
+    from nbembed.affinity.perplexity import joint_probabilities
+    from nbembed.datasets import make_tfidf_documents
+
+    X, _ = make_tfidf_documents(n, terms, topic_share=share, random_state=seed)
+    dense = X.toarray()
+    print()
+    print(f"kNN affinities (perplexity 30, 90 exact neighbours), {n} documents:")
+    print()
+    print("| metric | sparse (s) | dense (s) | sparse / dense | max abs P gap |")
+    print("|---|---|---|---|---|")
+    for metric in ("euclidean", "cosine"):
+        def knn(data, metric=metric):
+            return joint_probabilities(data, 30.0, method="knn", metric=metric,
+                                       neighbors="exact")
+        P_sparse, t_sparse = timed(lambda: knn(X))
+        P_dense, t_dense = timed(lambda: knn(dense))
+        gap = float(np.max(np.abs((P_sparse - P_dense).data), initial=0.0))
+        print(f"| {metric} | {t_sparse:.2f} | {t_dense:.2f} | {t_sparse / t_dense:.2f} | "
+              f"{gap:.1e} |")
 
 
 def main(argv=None):
@@ -161,6 +192,7 @@ def main(argv=None):
         s, d = rows["sparse"], rows["dense"]
         print(f"| {name} | sparse / dense | {s['prepare_s'] / d['prepare_s']:.2f} | "
               f"{s['fit_s'] / d['fit_s']:.2f} | {s['peak_mb'] / d['peak_mb']:.2f} | | |")
+    knn_table(600 if args.quick else args.knn_documents, terms, args.topic_share, args.seed)
 
 
 if __name__ == "__main__":

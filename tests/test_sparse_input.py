@@ -240,3 +240,35 @@ def test_complex_or_one_dimensional_sparse_input_is_refused(documents):
         HSSNE().fit(X.astype(np.complex128))
     with pytest.raises(ValueError, match=r"2-D sparse matrix"):
         HSSNE().fit(sp.coo_array(np.ones(5)))
+
+
+# -- the synthetic text set ---------------------------------------------------------------
+
+def test_tfidf_documents_are_seeded_unit_rows_of_two_classes():
+    X, y = make_tfidf_documents(50, 400, topic_terms=60, min_length=5, max_length=9,
+                                random_state=3)
+    again, _ = make_tfidf_documents(50, 400, topic_terms=60, min_length=5, max_length=9,
+                                    random_state=3)
+    assert sp.isspmatrix_csr(X) and X.shape == (50, 400) and X.dtype == np.float64
+    assert (X != again).nnz == 0
+    np.testing.assert_allclose(np.asarray(X.multiply(X).sum(axis=1)).ravel(), 1.0)
+    assert X.getnnz(axis=1).max() <= 9 and X.getnnz(axis=1).min() >= 1
+    assert np.bincount(y).tolist() == [25, 25]
+
+
+def test_tfidf_documents_words_come_from_the_class_topic_as_the_share_says():
+    X, y = make_tfidf_documents(40, 300, topic_terms=100, topic_share=1.0, random_state=0)
+    # With every word from the topic, the two classes share no term.
+    terms = [set(X[y == c].indices) for c in (0, 1)]
+    assert terms[0] and terms[1] and not terms[0] & terms[1]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n_terms=100, topic_terms=60), r"n_terms must be in \[120, inf\)"),
+    (dict(topic_share=1.5), r"topic_share must be in \[0, 1\]"),
+    (dict(min_length=10, max_length=5), r"max_length must be in \[10, inf\)"),
+    (dict(n_documents=1), r"n_documents must be in \[2, inf\)"),
+])
+def test_tfidf_documents_refuse_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_tfidf_documents(**kwargs)

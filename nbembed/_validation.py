@@ -128,7 +128,16 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         if not allow_sparse:
             raise TypeError(f"{name} is a sparse matrix, which is not supported here; "
                             f"pass a dense array (X.toarray()).")
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D sparse matrix (n_samples, n_features); "
+                             f"got shape {X.shape}.")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"{name} is a sparse matrix of {X.dtype} values; it must hold real "
+                            f"numbers (for example {name}.astype(float)).")
         X = sp.csr_matrix(X, dtype=dtype)
+        if not X.has_canonical_format:  # repeated entries add up; the caller's X is kept
+            X = X.copy()
+            X.sum_duplicates()
         values = X.data
     else:
         try:
@@ -162,11 +171,60 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
         raise ValueError(f"{name} has n_samples = {n}; at least {min_samples} samples are "
                          f"needed.")
     if not np.all(np.isfinite(values)):
-        bad = np.argwhere(~np.isfinite(values if not sp.issparse(X) else X.toarray()))[0]
+        bad = _first_non_finite(X)
         raise ValueError(f"{name} contains NaN or infinity (first at index {tuple(bad)}); "
                          f"remove or impute those values first.")
     check_magnitude(values, name)
     return X
+
+
+def _first_non_finite(X):
+    """(row, column) of the first NaN or infinity of a dense array or CSR matrix."""
+    if not sp.issparse(X):
+        return tuple(int(i) for i in np.argwhere(~np.isfinite(X))[0])
+    entry = int(np.flatnonzero(~np.isfinite(X.data))[0])
+    row = int(np.searchsorted(X.indptr, entry, side="right")) - 1
+    return row, int(X.indices[entry])
+
+
+#: Metrics computed from the rows of a sparse X without densifying it
+#: (scikit-learn's ``pairwise_distances`` and ``NearestNeighbors`` work on the
+#: stored entries: ||x||^2 + ||y||^2 - 2 x.y, and 1 - x.y / (||x|| ||y||)).
+SPARSE_METRICS = ("euclidean", "cosine")
+
+
+def check_sparse_metric(X, metric, name="X"):
+    """Refuse a sparse ``X`` with a metric that would need its rows dense.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is sparse and ``metric`` is not one of ``SPARSE_METRICS``.
+    """
+    if sp.issparse(X) and not (isinstance(metric, str) and metric in SPARSE_METRICS):
+        listed = " or ".join(repr(m) for m in SPARSE_METRICS)
+        raise TypeError(f"{name} is a sparse matrix, which is supported with metric={listed} "
+                        f"only; got metric={metric!r}. Use one of those, or pass a dense "
+                        f"array ({name}.toarray()) for this metric.")
+
+
+def check_cosine_rows(X, name="X"):
+    """Refuse rows of all zeros, whose cosine distance is undefined.
+
+    Raises
+    ------
+    ValueError
+        Naming the number of such rows and the first one.
+    """
+    if sp.issparse(X):
+        norms = np.asarray(abs(X).max(axis=1).todense()).ravel()
+    else:
+        norms = np.max(np.abs(X), axis=1)
+    zero = np.flatnonzero(norms == 0)
+    if zero.size:
+        raise ValueError(f"metric='cosine' is undefined for a row of all zeros (it has no "
+                         f"direction); {name} has {zero.size} such row(s), the first is row "
+                         f"{zero[0]}. Remove those rows or use metric='euclidean'.")
 
 
 def check_new_data(X, name="X"):

@@ -5,6 +5,7 @@ import csv
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from nbembed import HSSNE, Annotations, LearningMetric, NeRV, SpectralSSDR
 from nbembed import cli
@@ -23,11 +24,13 @@ def test_a_bad_random_state_is_named(cls, seed, data):
         cls(random_state=seed).fit(*data)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("metric", ["euclidian", None, 3, ["cosine"]])
 @pytest.mark.parametrize("cls", [HSSNE, NeRV])
-def test_a_bad_metric_is_named(cls, metric, data):
+def test_a_bad_metric_is_named(cls, metric, data, sparse):
+    X, y = data
     with pytest.raises(ValueError, match=r"metric must be 'precomputed', a callable or"):
-        cls(metric=metric).fit(*data)
+        cls(metric=metric).fit(sp.csr_matrix(X) if sparse else X, y)
 
 
 def test_strings_are_refused_by_nbembed(data):

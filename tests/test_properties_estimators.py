@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 hypothesis = pytest.importorskip("hypothesis")
 
@@ -54,6 +55,28 @@ def test_bad_data_is_refused_clearly_or_embedded_finitely(spec, data):
     if spec.name == "pe" and np.ndim(X) == 2 and X.size and X.dtype.kind in "biuf":
         X = np.abs(X)  # posteriors: only the scale and the shape stay bad
     _fit_or_refuse(spec.cls(**spec.check_params), X, y)
+
+
+#: Estimators that take sparse data rows, and the metrics they take them with.
+SPARSE = [(spec, metric) for spec in REGISTRY if getattr(spec.cls, "accepts_sparse", False)
+          for metric in ("euclidean", "cosine")]
+SPARSE_IDS = [f"{spec.name}-{metric}" for spec, metric in SPARSE]
+
+
+def _as_sparse(data, X):
+    """``X`` as a sparse matrix of a drawn format, where it can be one (2-D numbers)."""
+    if np.ndim(X) != 2 or X.dtype.kind not in "biufc":
+        return X
+    return sp.coo_matrix(X).asformat(data.draw(st.sampled_from(["csr", "csc", "coo"])))
+
+
+@pytest.mark.parametrize("spec, metric", SPARSE, ids=SPARSE_IDS)
+@given(data=st.data())
+def test_bad_sparse_data_is_refused_clearly_or_embedded_finitely(spec, metric, data):
+    X = _as_sparse(data, data.draw(data_matrices()))
+    n = X.shape[0] if np.ndim(X) else 0
+    _, y_good = _good_data(spec, max(n, 2))
+    _fit_or_refuse(spec.cls(**{**spec.check_params, "metric": metric}), X, y_good[:n])
 
 
 @pytest.mark.parametrize("spec", [s for s in REGISTRY if s.labels != "unused"],
@@ -108,6 +131,29 @@ def test_fitted_estimators_refuse_bad_new_data_clearly(spec, method, data):
         except Exception as err:  # noqa: BLE001
             if "features, but" in str(err):
                 return  # scikit-learn's own check of the number of features, kept on purpose
+            assert_clear_refusal(err)
+            return
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("spec, metric", SPARSE, ids=SPARSE_IDS)
+@given(data=st.data())
+def test_fitted_estimators_refuse_bad_sparse_new_data_clearly(spec, metric, data):
+    X, y = _good_data(spec)
+    key = f"sparse-{spec.name}-{metric}"
+    if key not in _FITTED:
+        with warnings.catch_warnings(), logging_kept():
+            warnings.simplefilter("ignore")
+            _FITTED[key] = spec.cls(**{**spec.check_params, "metric": metric}).fit(
+                sp.csr_matrix(X), y)
+    new = _as_sparse(data, data.draw(data_matrices(max_features=4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = _FITTED[key].transform(new)
+        except Exception as err:  # noqa: BLE001
+            if "features, but" in str(err):
+                return
             assert_clear_refusal(err)
             return
     assert np.all(np.isfinite(out))

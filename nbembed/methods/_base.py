@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_data, check_dense_allowed, check_metric, check_number, \
-    check_option, check_random_state, check_square_nonnegative
+from .._validation import check_cosine_rows, check_data, check_dense_allowed, check_metric, \
+    check_number, check_option, check_random_state, check_sparse_metric, \
+    check_square_nonnegative
 from ..optim.pinning import check_indices
 from ._new_points import check_new_points
 
@@ -36,15 +37,20 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     annotation_kinds: tuple = ()
     #: Whether ``fit`` takes ``pinned`` (runs of gradient-based methods pin points).
     pinnable = True
+    #: Whether ``fit`` and ``transform`` take a scipy.sparse X of data rows
+    #: (with ``metric="euclidean"`` or ``"cosine"``).
+    accepts_sparse = False
 
     def fit(self, X, y=None, *, annotations=None, init=None, pinned=None, callbacks=None):
         """Embed ``X`` and return the fitted estimator.
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features) or (n_samples, n_samples)
+        X : array-like or scipy.sparse matrix, (n_samples, n_features) or (n_samples, n_samples)
             Data, or a square matrix when ``metric="precomputed"`` or
-            ``affinity="precomputed"``.
+            ``affinity="precomputed"``. Sparse data rows where the estimator
+            takes them (HSSNE, SNE, Mbed, NeRV), with ``metric="euclidean"`` or
+            ``"cosine"``.
         y : array-like of int (n_samples,), optional
             Class labels with -1 for unlabelled points (semi-supervised).
         annotations : Annotations, optional
@@ -107,9 +113,11 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Parameters
         ----------
-        X : array-like (n_new, n_features)
+        X : array-like or scipy.sparse matrix (n_new, n_features)
             New data; with ``metric="precomputed"``, their dissimilarities to
-            the training points, shape (n_new, n_train).
+            the training points, shape (n_new, n_train). Sparse or dense
+            whichever the training data were, where the estimator takes sparse
+            data and its metric is "euclidean" or "cosine".
 
         Returns
         -------
@@ -156,6 +164,7 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         tags.transformer_tags.preserves_dtype = ["float64"]
         tags.input_tags.pairwise = getattr(self, "metric", None) == "precomputed" or \
             getattr(self, "affinity", None) == "precomputed"
+        tags.input_tags.sparse = self.accepts_sparse
         return tags
 
 
@@ -219,14 +228,24 @@ def enable_verbose_logging():
         logger.addHandler(handler)
 
 
-def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False):
-    """Check data or a precomputed square matrix; return it as float64."""
+def validate_input(X, *, min_samples, metric="euclidean", precomputed_affinity=False,
+                   sparse_rows=False):
+    """Check data or a precomputed square matrix; return it as float64.
+
+    Data rows may be a scipy.sparse matrix (returned as CSR) when ``sparse_rows``
+    and the metric is one of ``SPARSE_METRICS``; with ``metric="cosine"`` no row
+    may be all zeros.
+    """
     check_metric(metric)
     square = metric == "precomputed" or precomputed_affinity
-    X = check_data(X, min_samples=min_samples, allow_sparse=square)
+    if sparse_rows and not square:
+        check_sparse_metric(X, metric)
+    X = check_data(X, min_samples=min_samples, allow_sparse=square or sparse_rows)
     if square:
         name = "precomputed affinities" if precomputed_affinity else "precomputed dissimilarities"
         check_square_nonnegative(X, name=f"X ({name})", zero_diagonal=not precomputed_affinity)
+    elif metric == "cosine":
+        check_cosine_rows(X)
     return X
 
 
@@ -237,8 +256,9 @@ def initial_embedding(X, init, n_components, random_state, *, metric="euclidean"
     ``init="pca"`` projects on the leading principal components (for
     precomputed dissimilarities: classical MDS, which is PCA for Euclidean
     distances; for precomputed affinities: random) and rescales so the first
-    coordinate has standard deviation 1e-4. ``"random"`` draws from
-    N(0, 1e-4^2). An array is used as given.
+    coordinate has standard deviation 1e-4; a sparse X is not densified (see
+    :func:`_principal_components`). ``"random"`` draws from N(0, 1e-4^2). An
+    array is used as given.
     """
     n = X.shape[0]
     rng = check_random_state(random_state)
@@ -254,15 +274,34 @@ def initial_embedding(X, init, n_components, random_state, *, metric="euclidean"
     if metric == "precomputed":
         Y = _classical_mds(X, n_components, rng)
     else:
-        data = X.toarray() if sp.issparse(X) else X
-        k = min(n_components, *data.shape)
-        Y = np.zeros((n, n_components))
-        Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
-                       random_state=rng).fit_transform(data)
+        Y = _principal_components(X, n_components, rng)
     std = Y[:, 0].std()
     if not std > 0:
         return INIT_SCALE * rng.standard_normal((n, n_components))
     return Y / std * INIT_SCALE
+
+
+def _principal_components(X, n_components, rng):
+    """The projections of ``X`` on its leading principal components, (n, n_components),
+    zero beyond the rank PCA can give. A sparse X stays sparse: ARPACK finds the
+    components of the implicitly centred matrix."""
+    n = X.shape[0]
+    Y = np.zeros((n, n_components))
+    if not sp.issparse(X):
+        k = min(n_components, *X.shape)
+        Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
+                       random_state=rng).fit_transform(X)
+        return Y
+    # ARPACK needs k < min(n, n_features), and fails on a centred matrix of zeros.
+    k = min(n_components, min(X.shape) - 1)
+    if k < 1 or (X.max(axis=0) != X.min(axis=0)).nnz == 0:  # every row the same
+        return Y
+    try:
+        Y[:, :k] = PCA(n_components=k, svd_solver="arpack", random_state=rng).fit_transform(X)
+    except ArpackError as err:
+        raise ValueError(f"init='pca' on sparse X failed: the eigensolver did not converge "
+                         f"({err}). Pass init='random' or an init array.") from None
+    return Y
 
 
 def _classical_mds(D, n_components, rng):

@@ -24,11 +24,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
+from sklearn.metrics.pairwise import euclidean_distances
 
 from .. import _config
 from .._kernels.rows import cross_squared_distances
-from .._validation import check_data
+from .._validation import check_cosine_rows, check_data, check_sparse_metric
 from ..affinity.fixed_width import fixed_width_rows
 from ..affinity.perplexity import calibrate
 from ..objectives.placement import PlacementObjective
@@ -49,7 +51,7 @@ class NewPoints:
 
     Parameters
     ----------
-    data : ndarray (n, n_features) or None
+    data : ndarray or scipy.sparse.csr_matrix (n, n_features), or None
         The training data; None when new points come as dissimilarities to the
         training points (``metric="precomputed"``, or ``distances`` given).
     embedding : ndarray (n, d)
@@ -120,6 +122,10 @@ class NewPoints:
             return self.distances.pairwise_distances(X, self.data)
         if self.metric == "precomputed":
             return X
+        if self.metric == "euclidean" and (sp.issparse(X) or sp.issparse(self.data)):
+            # ||x||^2 + ||r||^2 - 2 x.r over the stored entries; each entry is
+            # summed in the same order whatever the other rows.
+            return np.maximum(euclidean_distances(X, self.data, squared=True), 0.0)
         if self.metric == "euclidean":
             if getattr(self, "_data_t", None) is None:
                 self._data_t = np.ascontiguousarray(self.data.T, dtype=np.float64)
@@ -206,17 +212,26 @@ def place(objective, Yt, *, max_iter=MAX_ITER, momentum=MOMENTUM, tol=TOLERANCE)
 
 
 def check_new_points(estimator, X):
-    """``X`` as float64 with the fitted number of features, or a clear error."""
-    if np.ndim(X) == 1:
+    """``X`` as float64 (a sparse X as CSR, where the estimator takes sparse data)
+    with the fitted number of features, or a clear error."""
+    metric = getattr(estimator, "metric", None)
+    sparse = sp.issparse(X)
+    if not sparse and np.ndim(X) == 1:
         raise ValueError("Expected a 2-D array X (n_new, n_features), got a 1-D array. Reshape "
                          "your data: X.reshape(1, -1) for a single point.")
-    X = check_data(X, name="X")
+    # Dissimilarities to the training points (metric="precomputed") come dense.
+    sparse_rows = estimator.accepts_sparse and metric != "precomputed"
+    if sparse and sparse_rows:
+        check_sparse_metric(X, metric)
+    X = check_data(X, name="X", allow_sparse=sparse_rows)
     expected = estimator.n_features_in_
     if X.shape[1] != expected:
-        what = (" (the dissimilarities to the training points)"
-                if getattr(estimator, "metric", None) == "precomputed" else "")
+        what = (" (the dissimilarities to the training points)" if metric == "precomputed"
+                else "")
         raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
                          f"expecting {expected} features as input{what}.")
+    if metric == "cosine":
+        check_cosine_rows(X)
     return X
 
 
@@ -226,7 +241,7 @@ def perplexity_new_points(estimator, X, *, alpha):
     from ._base import validate_input
 
     metric = estimator.metric
-    X = validate_input(X, min_samples=4, metric=metric)
+    X = validate_input(X, min_samples=4, metric=metric, sparse_rows=True)
     perplexity = float(estimator.perplexity)
     return NewPoints(None if metric == "precomputed" else X, estimator.embedding_,
                      n_neighbors=math.ceil(3 * perplexity), perplexity=perplexity,

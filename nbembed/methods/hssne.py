@@ -159,7 +159,12 @@ class HSSNE(EmbeddingEstimator):
         pynndescent). "auto" is exact up to 50 000 points (see
         :mod:`nbembed.affinity.perplexity`).
     metric : str, default="euclidean"
-        Input metric, or "precomputed" for a dissimilarity matrix ``X``.
+        Input metric: any of :func:`sklearn.metrics.pairwise_distances`
+        ("cosine", ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be
+        all zeros), or "precomputed" for a dissimilarity matrix ``X``. A
+        scipy.sparse ``X`` (CSR, CSC or COO, any float dtype) works with
+        "euclidean" and "cosine": distances come from its stored entries and
+        ``X`` is never densified (``init="pca"`` then uses ARPACK).
     repulsion : {"auto", "exact", "barnes-hut", "fft"}, default="auto"
         How the repulsion (the sum over all pairs) is computed each iteration:
         exactly, O(n^2); by a Barnes-Hut quadtree with opening angle
@@ -239,6 +244,7 @@ class HSSNE(EmbeddingEstimator):
 
     live_parameters = HSSNEObjective.live_parameters
     annotation_kinds = HSSNEObjective.annotation_kinds
+    accepts_sparse = True
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho=0.5,
                  must_link_mixing="per-point", optimizer="auto", max_iter=1000,
@@ -284,7 +290,7 @@ class HSSNE(EmbeddingEstimator):
         """
         precomputed_affinity = self.affinity == "precomputed"
         X = validate_input(X, min_samples=4, metric=self.metric,
-                           precomputed_affinity=precomputed_affinity)
+                           precomputed_affinity=precomputed_affinity, sparse_rows=True)
         n = X.shape[0]
         n_components, schedule = check_common_params(
             self, lambda exaggeration: auto_learning_rates(n, exaggeration))

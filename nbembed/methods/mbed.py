@@ -109,9 +109,12 @@ class Mbed(EmbeddingEstimator):
         clusters in the wrong region before the labels weigh anything (see
         docs/mbed.md), for two classes it already finds the paper's optimum.
     metric : str, default="euclidean"
-        Input metric for ``sklearn.metrics.pairwise_distances``, or
-        "precomputed" for a matrix of dissimilarities (non-negative, zero
-        diagonal, not necessarily a metric).
+        Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
+        ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
+        or "precomputed" for a matrix of dissimilarities (non-negative, zero
+        diagonal, not necessarily a metric). A scipy.sparse ``X`` (CSR, CSC or
+        COO, any float dtype) works with "euclidean" and "cosine" and is never
+        densified; see docs/sparse.md.
     sigma : "auto" or float, default="auto"
         Width of the input neighbourhoods exp(-d_ij^2 / sigma^2); "auto" is
         the 1/K quantile of all pairwise dissimilarities (with
@@ -190,6 +193,7 @@ class Mbed(EmbeddingEstimator):
 
     live_parameters = MbedRun.live_parameters
     annotation_kinds = MbedObjective.annotation_kinds
+    accepts_sparse = True
 
     def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
@@ -239,8 +243,9 @@ class Mbed(EmbeddingEstimator):
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features) or (n_samples, n_samples)
-            Data, or dissimilarities with ``metric="precomputed"``.
+        X : array-like or scipy.sparse matrix, (n_samples, n_features) or (n_samples, n_samples)
+            Data (sparse with ``metric="euclidean"`` or ``"cosine"``), or
+            dissimilarities with ``metric="precomputed"``.
         y : array-like, optional
             Hard labels (n_samples,) with -1 for unlabelled points, or soft
             labels (n_samples, n_classes) with rows summing to 1 (all zero for
@@ -254,7 +259,7 @@ class Mbed(EmbeddingEstimator):
         -------
         MbedRun
         """
-        X = validate_input(X, min_samples=4, metric=self.metric)
+        X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         n = X.shape[0]
         K, d, schedule, label_terms = self._check_params(n)
         if self.verbose:
@@ -377,7 +382,7 @@ class Mbed(EmbeddingEstimator):
     def _keep_for_new_points(self, X, run):
         # The SNE part places a new point: p of the fitted width sigma over the
         # fit's neighbourhood (all points, or the k nearest), Gaussian output.
-        X = validate_input(X, min_samples=4, metric=self.metric)
+        X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         n = X.shape[0]
         k = n if self.affinity == "exact" or (
             self.affinity == "auto" and n <= _config.DENSE_AFFINITY_MAX_N) else \

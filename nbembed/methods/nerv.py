@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import pairwise_distances
 
@@ -123,7 +124,7 @@ class _NeRVEstimator(EmbeddingEstimator):
         # the new point's own calibrated precision in its output kernel too.
         learned = getattr(run, "learning_metric", None)
         metric = "euclidean" if learned is not None else self.metric
-        data = validate_input(X, min_samples=4, metric=metric)
+        data = validate_input(X, min_samples=4, metric=metric, sparse_rows=learned is None)
         return NewPoints(None if metric == "precomputed" else data, self.embedding_,
                          n_neighbors=data.shape[0], perplexity=run.n_neighbors, metric=metric,
                          distances=learned, tradeoff=run.objective.tradeoff,
@@ -153,8 +154,11 @@ class NeRV(_NeRVEstimator):
     n_neighbors : float, default=20
         Effective number of neighbours (the perplexity), 1 < n_neighbors < n_samples - 1.
     metric : str, default="euclidean"
-        Input metric (any of :func:`sklearn.metrics.pairwise_distances`), or
-        "precomputed" for a square matrix of dissimilarities ``X``.
+        Input metric (any of :func:`sklearn.metrics.pairwise_distances`;
+        "cosine" needs rows that are not all zeros), or "precomputed" for a
+        square matrix of dissimilarities ``X``. A scipy.sparse ``X`` (CSR, CSC
+        or COO, any float dtype) works with "euclidean" and "cosine" and is
+        never densified (``init="pca"`` then uses ARPACK).
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
         Search directions: limited-memory BFGS, or Polak-Ribiere conjugate
         gradients as in the paper; both with a Wolfe line search.
@@ -217,6 +221,7 @@ class NeRV(_NeRVEstimator):
     """
 
     annotation_kinds = NeRVObjective.annotation_kinds
+    accepts_sparse = True
 
     def __init__(self, n_components=2, *, tradeoff=0.5, n_neighbors=20, metric="euclidean",
                  optimizer="lbfgs", max_iter=300, anneal_iter=100, init="pca", random_state=None,
@@ -237,13 +242,12 @@ class NeRV(_NeRVEstimator):
 
         Parameters are those of ``fit``; ``y`` and ``annotations`` are ignored.
         """
-        X = validate_input(X, min_samples=4, metric=self.metric)
+        X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         if not isinstance(self.metric, str):
             raise TypeError(f"metric must be a string such as 'euclidean' or 'precomputed'; "
                             f"got {self.metric!r}.")
         self.n_features_in_ = X.shape[1]
-        return self._make_run(X.toarray() if hasattr(X, "toarray") else X, self.metric,
-                              self.n_neighbors, init)
+        return self._make_run(X, self.metric, self.n_neighbors, init)
 
 
 # --------------------------------------------------------------------------- SNeRV
@@ -358,6 +362,12 @@ class SNeRV(_NeRVEstimator):
         -------
         SNeRVRun
         """
+        if sp.issparse(X):
+            raise TypeError("SNeRV does not take a sparse X: its learning metric fits Gaussian "
+                            "mixtures to dense feature vectors. Reduce X to a few dense "
+                            "dimensions first (for example sklearn.decomposition.TruncatedSVD("
+                            "n_components=50).fit_transform(X)), or use NeRV, which takes "
+                            "sparse X with metric='euclidean' or 'cosine'.")
         X = validate_input(X, min_samples=4)
         n = X.shape[0]
         self._check_params(n)

@@ -143,8 +143,10 @@ REGISTRY = (
                              "check_methods_sample_order_invariance",
                              "check_methods_subset_invariance", "check_fit2d_1feature",
                              "check_fit2d_predict1d"), _MBED_DIMENSION),
-            "check_dtype_object": "the check's labels go beyond n_classes; Mbed has exactly "
-                                  "n_classes classes and refuses other labels"}),
+            **dict.fromkeys(("check_dtype_object", "check_estimator_sparse_array",
+                             "check_estimator_sparse_matrix"),
+                            "the check's labels go beyond n_classes; Mbed has exactly "
+                            "n_classes classes and refuses other labels")}),
     MethodSpec(
         "nerv", NeRV, "neighbour embedding",
         "neighbour retrieval visualizer: a precision-recall tradeoff", labels="unused",

@@ -33,6 +33,11 @@ class SNE(EmbeddingEstimator):
     init : {"pca", "random"} or ndarray, default="pca"
     affinity : {"auto", "exact", "knn"}, default="auto"
     metric : str, default="euclidean"
+        Input metric, as in ``HSSNE``: any of
+        :func:`sklearn.metrics.pairwise_distances` (``"cosine"`` for tf-idf
+        rows, say), or "precomputed" for a dissimilarity matrix ``X``. A
+        scipy.sparse ``X`` works with "euclidean" and "cosine" and is never
+        densified.
     random_state : int, RandomState or None
     verbose : bool, default=False
         Log the cost through the ``nbembed`` logger.
@@ -54,6 +59,8 @@ class SNE(EmbeddingEstimator):
     G. Hinton, S. Roweis. Stochastic neighbor embedding. NIPS 2002.
     """
 
+    accepts_sparse = True
+
     def __init__(self, n_components=2, *, perplexity=30.0, max_iter=1000, early_exaggeration=4.0,
                  early_exaggeration_iter=100, learning_rate="auto", init="pca",
                  affinity="auto", metric="euclidean", random_state=None, verbose=False):
@@ -73,7 +80,7 @@ class SNE(EmbeddingEstimator):
         """Build the conditional P and the start; return a resumable run
         (an :class:`~nbembed.optim.EmbeddingRun` of an
         :class:`~nbembed.objectives.sne.SNEObjective`)."""
-        X = validate_input(X, min_samples=4, metric=self.metric)
+        X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         n_components, schedule = check_common_params(self, lambda exaggeration: 0.25)
         check_option(self.affinity, "affinity", AFFINITY_METHODS)
         if self.verbose:

@@ -33,6 +33,7 @@ from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
+from .pins import PinControls
 from .precomputed import Precomputed
 from .teaching import Teaching
 from .traits import UINT32, binary_trait, decode, encode
@@ -66,8 +67,8 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArrows,
-               anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Teaching,
+               ForceArrows, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -231,6 +232,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArr
         if data is not None:
             self._user_colorings.update(arguments.check_data(data, n))
         self._last_publish = -math.inf
+        self._display_maps = {}
         self.frames_sent = 0
         self.skipped_frames = 0
         self._labels = None

@@ -137,6 +137,7 @@ class RunWorker:
         self._extend = False
         self._params = {}
         self._annotations = None
+        self._ops = []
         self._budget = 0
         self._requested = 0  # iterations asked for by step() while paused
         self._poked = False
@@ -239,6 +240,14 @@ class RunWorker:
         ``run.set_annotations``; it is called in the worker thread."""
         self._command(_annotations=snapshot)
 
+    def submit(self, op):
+        """Queue ``op(run)``, a change of the run's points (pins, moves), to be
+        called in the worker thread between two steps, in the order queued.
+        A ValueError or TypeError it raises is reported as a warning."""
+        with self._cond:
+            self._ops.append(op)
+            self._cond.notify_all()
+
     def _command(self, **flags):
         with self._cond:
             for name, value in flags.items():
@@ -250,14 +259,14 @@ class RunWorker:
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
-                    extend=self._extend, poke=self._poked)
+                    extend=self._extend, poke=self._poked, ops=self._ops)
         self._restart = self._extend = self._poked = False
-        self._params, self._annotations = {}, None
+        self._params, self._annotations, self._ops = {}, None, []
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend or self._poked)
+                or self._extend or self._poked or bool(self._ops))
 
     def _wants_steps(self):
         run = self.run
@@ -320,6 +329,9 @@ class RunWorker:
             self._on_step(self.run, True)
         run = self.run
         if run is None:
+            if work["ops"]:
+                self._on_warning("The points were not moved or pinned: there is no run "
+                                 "(restart it first).")
             return
         changed = False
         if work["params"]:
@@ -335,6 +347,12 @@ class RunWorker:
             except REJECTED as err:
                 self._on_warning(f"{getattr(run, 'name', 'The run')} did not accept the "
                                  f"annotations (they are kept): {err}")
+        for op in work["ops"]:
+            try:
+                op(run)
+                changed = True
+            except REJECTED as err:
+                self._on_warning(f"Points not moved or pinned: {err}")
         if (changed or work["extend"]) and run.done:
             self._budget = self.extra_iterations
         if changed:

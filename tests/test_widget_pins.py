@@ -248,3 +248,89 @@ def test_an_old_file_without_pins_still_imports_and_bad_pins_change_nothing(expl
         with pytest.raises(ValueError):
             ex.import_annotations(text)
     assert ex.annotations.to_json() == before and ex.pinned.size == 0
+
+
+# ------------------------------------------------------------------ new points
+
+def test_add_points_places_them_and_keeps_indices_annotations_and_pins(explorer):
+    X = blobs()
+    ex = explorer(X=X[:45], class_names=["a", "b"], data={"size": np.arange(45.0)},
+                  hover_text=[f"old {i}" for i in range(45)])
+    ex.apply("soft_label", [0, 1], label=0)
+    ex.apply("must_link", [2, 3])
+    ex.pin([5], [[4.0, -4.0]])
+    ex.resume()
+    ex.wait(iteration=40, timeout=120)
+    ex.pause()
+    old = settle(ex)
+    before, iteration = old.embedding, old.iteration
+    ann_before = ex.annotations.to_json()
+    ex.add_points(X[45:], labels=[1] * 5 + [-1] * 10, data={"size": np.arange(45.0, 60.0)},
+                  hover_text=[f"new {i}" for i in range(15)])
+    new = ex.run
+    assert new is not old and ex.n_points == 60 and ex.embedding.shape == (60, 2)
+    assert new.iteration == iteration  # the schedule goes on, not from the start
+    np.testing.assert_array_equal(ex.embedding[:45], before)  # not stepped yet: paused
+    assert new.pinned.tolist() == [5] and ex.pinned.tolist() == [5]
+    # the new points start where transform puts them: among their blob's points
+    blob = np.repeat(np.arange(3), 20)
+    Y = ex.embedding
+    for i in range(45, 60):
+        nearest = np.argsort(np.linalg.norm(Y[:45] - Y[i], axis=1))[:5]
+        assert np.mean(blob[nearest] == blob[i]) >= 0.6
+    labels = ex.annotations.to_labels()
+    assert labels[:2].tolist() == [0, 0] and labels[45:50].tolist() == [1] * 5
+    assert (labels[50:] == -1).all() and len(ex.annotations.must_link_groups()) == 1
+    assert ex.hover_text[44] == "old 44" and ex.hover_text[59] == "new 14"
+    ex.undo()  # the new points' labels
+    assert ex.annotations.to_labels()[45:50].tolist() == [-1] * 5
+    assert json.loads(ex.annotations.to_json())["labels"] == json.loads(ann_before)["labels"]
+    ex.resume()
+    ex.wait(timeout=120)
+    np.testing.assert_array_equal(ex.embedding[5], [4.0, -4.0])
+    assert ex.embedding.shape == (60, 2) and np.isfinite(ex.embedding).all()
+
+
+def test_add_points_refuses_what_it_cannot_do_and_changes_nothing(explorer, bundle):
+    X = blobs()
+    ex = explorer(X=X[:45], data={"size": np.arange(45.0)})
+    run = ex.run
+    for kwargs, match in [(dict(X_new=X[45:, :2], data={"size": np.zeros(15)}), "features"),
+                          (dict(X_new=np.full((2, 3), np.nan), data={"size": [0, 1]}), "NaN"),
+                          (dict(X_new=X[45:]), "size"),
+                          (dict(X_new=X[45:], data={"size": np.zeros(15)}, labels=[3] * 15),
+                           "existing classes")]:
+        with pytest.raises(ValueError, match=match):
+            ex.add_points(**kwargs)
+    assert ex.run is run and ex.n_points == 45 and ex.annotations.n_samples == 45
+    pre = Explorer(X, method="precomputed", autostart=False)
+    try:
+        with pytest.raises(ValueError, match="HSSNE, SNE, NeRV, SNeRV, Mbed"):
+            pre.add_points(X[:2])
+    finally:
+        pre.close()
+
+
+@pytest.mark.parametrize("method", ["nerv", "mbed", "hssne"])
+def test_added_points_join_the_run_at_the_same_point_of_its_schedule(explorer, method):
+    from nbembed import Mbed, NeRV
+
+    X = blobs()
+    est = {"nerv": NeRV(n_neighbors=10, max_iter=60, anneal_iter=20, random_state=0),
+           "mbed": Mbed(n_classes=3, max_iter=200, random_state=0),
+           "hssne": HSSNE(perplexity=10, max_iter=300, early_exaggeration_iter=30,
+                          random_state=0)}[method]
+    ex = explorer(X=X[:45], method=est)
+    ex.resume()
+    ex.wait(iteration=40, timeout=120)
+    ex.pause()
+    old = settle(ex)
+    assert old.phase not in ("early exaggeration", "sne", "widening")
+    ex.add_points(X[45:])
+    new = ex.run
+    assert new.iteration == old.iteration and new.phase == old.phase
+    if method == "mbed":
+        assert new.current_lambda == old.current_lambda and new.anneal_step == old.anneal_step
+    ex.step(3)
+    wait_for(lambda: ex.iteration >= old.iteration + 3, timeout=60)
+    assert ex.run.phase == old.phase or ex.run.done

@@ -33,6 +33,7 @@ from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
+from .growing import GrowingPoints
 from .pins import PinControls
 from .precomputed import Precomputed
 from .teaching import Teaching
@@ -67,8 +68,8 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Teaching,
-               ForceArrows, anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, GrowingPoints,
+               Teaching, ForceArrows, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -229,8 +230,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Teach
         self._plane = PlaneView(check_option(view, "view", VIEWS))
         self._user_colorings = {} if colors is None else \
             {"user": arguments.check_colors(colors, n)}
+        self._user_values = {} if colors is None else {"user": np.asarray(colors)}
         if data is not None:
             self._user_colorings.update(arguments.check_data(data, n))
+            self._user_values.update({str(c): np.asarray(data[c]) for c in data.keys()})
         self._last_publish = -math.inf
         self._display_maps = {}
         self.frames_sent = 0

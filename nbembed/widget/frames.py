@@ -200,6 +200,7 @@ class FrameStream(traitlets.HasTraits):
         coloring = arguments.check_colors(values, self._n, name)
         with self._sync_lock:
             self._user_colorings[name] = coloring
+            self._user_values[name] = np.asarray(values)
             self._show_color_options(False)
             if show and self.color_by != name:
                 self.color_by = name

@@ -138,6 +138,7 @@ class RunWorker:
         self._params = {}
         self._annotations = None
         self._ops = []
+        self._replace = None
         self._budget = 0
         self._requested = 0  # iterations asked for by step() while paused
         self._poked = False
@@ -248,6 +249,13 @@ class RunWorker:
             self._ops.append(op)
             self._cond.notify_all()
 
+    def replace(self, make, on_done):
+        """Queue replacing the run by ``make(run)`` (called in the worker thread),
+        which continues it; its pins are carried over. ``on_done(error)`` is
+        called afterwards with None, or with the exception ``make`` raised (the
+        old run then goes on)."""
+        self._command(_replace=(make, on_done))
+
     def _command(self, **flags):
         with self._cond:
             for name, value in flags.items():
@@ -259,14 +267,16 @@ class RunWorker:
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
-                    extend=self._extend, poke=self._poked, ops=self._ops)
+                    extend=self._extend, poke=self._poked, ops=self._ops,
+                    replace=self._replace)
         self._restart = self._extend = self._poked = False
-        self._params, self._annotations, self._ops = {}, None, []
+        self._params, self._annotations, self._ops, self._replace = {}, None, [], None
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend or self._poked or bool(self._ops))
+                or self._extend or self._poked or bool(self._ops)
+                or self._replace is not None)
 
     def _wants_steps(self):
         run = self.run
@@ -327,6 +337,8 @@ class RunWorker:
             self._budget = 0
             self._sizer.reset()
             self._on_step(self.run, True)
+        if work["replace"] is not None:
+            self._replace_run(*work["replace"])
         run = self.run
         if run is None:
             if work["ops"]:
@@ -364,6 +376,24 @@ class RunWorker:
             self._on_step(run, True)
         if work["poke"] and self._on_work is not None:
             self._on_work(run, False)
+
+    def _replace_run(self, make, on_done):
+        old, before = self.run, self._status
+        self._set_status("preparing")
+        try:
+            new = make(old)
+        except Exception as err:
+            logger.info("nbembed Explorer: the run was not replaced", exc_info=True)
+            if before is not None:
+                self._set_status(*before)
+            on_done(err)
+            return
+        self.run = new
+        self._carry_pins(old, new)
+        self._budget = self.extra_iterations if new.done else 0
+        self._sizer.reset()
+        self._on_step(new, True)
+        on_done(None)
 
     #: (indices, pin method, positions) of what a run may hold pinned.
     PINS = (("pinned", "pin", "embedding"), ("pinned_classes", "pin_classes", "anchors"))

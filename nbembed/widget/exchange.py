@@ -31,21 +31,32 @@ EXPORT_FILENAME = "annotations.json"
 class AnnotationExchange(traitlets.HasTraits):
     """The export and import part of :class:`~nbembed.widget.Explorer` (a mixin)."""
 
-    def send_annotations(self):
-        """Send ``annotations.to_json()``, with the pinned points, to the browser,
-        which downloads it as a file."""
+    def annotations_json(self):
+        """The text the Export button downloads: ``annotations.to_json()``, with the
+        pinned points and their positions under ``pinned`` when any are pinned.
+
+        :meth:`import_annotations` reads it back; so does
+        :meth:`~nbembed.Annotations.from_json` (without the pins).
+        """
         with self._ann_lock:
             text = self.annotations.to_json()
         pins = self._pins_for_export()
-        if pins is not None:
-            text = json.dumps({**json.loads(text), "pinned": pins}, allow_nan=False)
+        if pins is None:
+            return text
+        return json.dumps({**json.loads(text), "pinned": pins}, allow_nan=False)
+
+    def send_annotations(self):
+        """Send :meth:`annotations_json` to the browser, which downloads it as a file."""
+        text = self.annotations_json()
         self.send({"type": "annotations_json", "text": text, "filename": EXPORT_FILENAME})
-        pinned = f" and {len(pins['indices'])} pinned point(s)" if pins is not None else ""
-        self._warn(f"Exported {describe(Annotations.from_json(text))}{pinned} to "
+        pinned = len(json.loads(text).get("pinned", {}).get("indices", []))
+        more = f" and {pinned} pinned point(s)" if pinned else ""
+        self._warn(f"Exported {describe(Annotations.from_json(text))}{more} to "
                    f"{EXPORT_FILENAME}.")
 
     def import_annotations(self, text):
-        """Add the annotations in ``text`` (JSON from ``to_json``) to ``ex.annotations``.
+        """Add the annotations in ``text`` (from :meth:`annotations_json` or
+        ``Annotations.to_json``) to ``ex.annotations``.
 
         Classes are matched by name, labels in ``text`` replace those of the
         same points and its constraints are added; one ``ex.undo()`` reverts

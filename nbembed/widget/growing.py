@@ -104,7 +104,8 @@ class GrowingPoints(traitlets.HasTraits):
         """
         if not _places_points(self._method):
             raise ValueError(f"{type(self._method).__name__} cannot add points to a running "
-                             f"map: only methods with transform can ({', '.join(PLACING_METHODS)}).")
+                             f"map: only methods with transform can "
+                             f"({', '.join(PLACING_METHODS)}).")
         if getattr(self._method, "metric", None) == "precomputed" or \
                 getattr(self._method, "affinity", None) == "precomputed":
             raise ValueError("add_points needs data with features; this Explorer shows "

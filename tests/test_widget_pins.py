@@ -299,8 +299,8 @@ def test_add_points_refuses_what_it_cannot_do_and_changes_nothing(explorer, bund
     for kwargs, match in [(dict(X_new=X[45:, :2], data={"size": np.zeros(15)}), "features"),
                           (dict(X_new=np.full((2, 3), np.nan), data={"size": [0, 1]}), "NaN"),
                           (dict(X_new=X[45:]), "size"),
-                          (dict(X_new=X[45:], data={"size": np.zeros(15)}, labels=[3] * 15),
-                           "existing classes")]:
+                          (dict(X_new=X[45:], data={"size": np.zeros(15)}, labels=[-2] * 15),
+                           "labels")]:
         with pytest.raises(ValueError, match=match):
             ex.add_points(**kwargs)
     assert ex.run is run and ex.n_points == 45 and ex.annotations.n_samples == 45
@@ -335,3 +335,15 @@ def test_added_points_join_the_run_at_the_same_point_of_its_schedule(explorer, m
     ex.step(3)
     wait_for(lambda: ex.iteration >= old.iteration + 3, timeout=60)
     assert ex.run.phase == old.phase or ex.run.done
+
+
+def test_the_examples_of_docs_arrange_run_with_the_explorer(bundle):
+    import pathlib
+    import re
+
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "arrange.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert sum("Explorer" in block for block in blocks) == 2
+    namespace = {}
+    for block in blocks:   # one session: later examples use earlier names
+        exec(compile(block, str(page), "exec"), namespace)

@@ -1,4 +1,4 @@
-"""New points in a running Explorer: :meth:`Explorer.add_points`.
+"""New points in a running Explorer: ``Explorer.add_points``.
 
 The new points are placed on the current map by the method's ``transform``
 path (:mod:`nbembed.methods._new_points`: each against the fixed map, as
@@ -10,8 +10,8 @@ again). The existing points keep their indices and annotations; the new
 points' labels become annotations, one action of Undo.
 
 Everything touching the run happens in the worker thread, between two steps
-(:meth:`RunWorker.replace`); :meth:`add_points` checks its arguments first
-and waits for the new run.
+(:meth:`~nbembed.widget.worker.RunWorker.replace`); ``add_points`` checks its
+arguments first and waits for the new run.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def continue_like(new, old):
 
 
 class GrowingPoints(traitlets.HasTraits):
-    """:meth:`add_points` of :class:`~nbembed.widget.Explorer` (a mixin)."""
+    """``add_points`` of :class:`~nbembed.widget.Explorer` (a mixin)."""
 
     def add_points(self, X_new, labels=None, *, data=None, hover_text=None, images=None,
                    timeout=300.0):
@@ -76,12 +76,13 @@ class GrowingPoints(traitlets.HasTraits):
         X_new : array-like (n_new, n_features)
             The new points' data, with the features of the data shown.
         labels : array-like of int (n_new,), optional
-            Classes of the new points (existing classes, -1 for none); they
-            are added to :attr:`annotations` as one action (Undo removes the
+            Classes of the new points (-1 for none; a class beyond the existing
+            ones is created, as ``Annotations.set_labels`` does); they are
+            added to ``ex.annotations`` as one action (Undo removes the
             labels, not the points).
         data : dict of array-like, optional
             Values of the new points for each column given with ``data=`` or
-            :meth:`color_by_values` (and ``"user"`` for ``colors=``); needed
+            ``color_by_values`` (and ``"user"`` for ``colors=``); needed
             for every such column.
         hover_text : list of str, optional
             Their tooltips (empty when the Explorer has tooltips and none are given).
@@ -142,12 +143,16 @@ class GrowingPoints(traitlets.HasTraits):
 
     # ------------------------------------------------------------------ checks
     def _check_new_labels(self, labels, m):
+        """The new points' labels, refused as the annotations and the method would."""
         y = check_labels(labels, m, name="labels")
-        k = self.annotations.n_classes
-        if np.any(y >= k):
-            raise ValueError(f"labels must be existing classes (0 to {k - 1}) or -1; got "
-                             f"{int(y.max())}. Create a class first (ex.apply(..., "
-                             f"new_class=name)).")
+        limit = self._max_classes()
+        if limit is not None and y.size and y.max() >= limit:
+            raise ValueError(f"labels has class {int(y.max())}; the method was set up for "
+                             f"{limit} classes (0 to {limit - 1}).")
+        with self._ann_lock:
+            trial = self.annotations.copy()
+        trial.add_points(m)
+        _label_new_points(trial, self._n, y)  # raises as the real change would
         return y
 
     def _extended_extras(self, m, data, hover_text, images):
@@ -199,8 +204,7 @@ class GrowingPoints(traitlets.HasTraits):
         ann, y = self._annotation_snapshot()
         ann.add_points(m)
         if new_labels is not None:
-            for k in np.unique(new_labels[new_labels >= 0]):
-                ann.set_labels(n + np.flatnonzero(new_labels == k), int(k))
+            _label_new_points(ann, n, new_labels)
         y_all = None if y is None else np.concatenate([y, np.full(m, -1)])
         new = self._method.prepare(X_all, y_all, annotations=ann,
                                    init=np.vstack([old.embedding, placed]))
@@ -215,10 +219,7 @@ class GrowingPoints(traitlets.HasTraits):
             ann = self.annotations
             ann.add_points(m)
             if new_labels is not None and np.any(new_labels >= 0):
-                def action():
-                    for k in np.unique(new_labels[new_labels >= 0]):
-                        ann.set_labels(n + np.flatnonzero(new_labels == k), int(k))
-                self._log.record(action)
+                self._log.record(lambda: _label_new_points(ann, n, new_labels))
         with self._sync_lock, self.hold_sync():
             self._n = n + m
             self._X = X_all
@@ -234,6 +235,12 @@ class GrowingPoints(traitlets.HasTraits):
             self.n_points = n + m
             self.hover_text = extras["hover_text"]
             self._images = extras["images"]
+
+
+def _label_new_points(annotations, n, labels):
+    """Label the points ``n, n + 1, ...`` with ``labels`` (-1: none), class by class."""
+    for k in np.unique(labels[labels >= 0]):
+        annotations.set_labels(n + np.flatnonzero(labels == k), int(k))
 
 
 def _joined(old, new, name):

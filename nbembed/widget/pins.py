@@ -6,8 +6,9 @@ the normalized coordinates of the frame it drew (``frame_id``). The Explorer
 turns them into embedding coordinates with that frame's
 :class:`~nbembed.widget.view.DisplayMap` and pins the points there; the run
 goes on around them. Every change is checked before anything is queued, then
-applied by the worker thread between two steps (:meth:`RunWorker.submit`),
-so it never interleaves with an iteration. Each change is one action of the
+applied by the worker thread between two steps
+(:meth:`~nbembed.widget.worker.RunWorker.submit`), so it never interleaves with
+an iteration. Each change is one action of the
 Explorer's Undo.
 
 ``_pinned`` (uint32, sorted) tells the browser which points to draw as pinned.
@@ -41,7 +42,7 @@ class PinControls(traitlets.HasTraits):
         """Hold points still, at ``positions`` or where they are, while the rest moves.
 
         The run applies it between two steps and keeps the pins through
-        slider changes, annotations and restarts. One :meth:`undo` reverts it.
+        slider changes, annotations and restarts. One ``undo()`` reverts it.
 
         Parameters
         ----------
@@ -69,7 +70,7 @@ class PinControls(traitlets.HasTraits):
     def unpin(self, indices=None):
         """Let pinned points move again: ``indices``, or all of them by default.
 
-        Indices that are not pinned are ignored. One :meth:`undo` reverts it.
+        Indices that are not pinned are ignored. One ``undo()`` reverts it.
         """
         self._check_pinnable()
         idx = self.pinned if indices is None else check_indices(indices, self._n)

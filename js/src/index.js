@@ -165,6 +165,7 @@ function render({ model, el }) {
       codes = decodeUint16(model.get("_codes"));
       scatter.setPalette(model.get("palette") ?? []);
       shown = { xy, anchors: anchors.length ? anchors : null };
+      root.dataset.frameId = String(model.get("frame_id") ?? 0);
       draw();
     } catch (err) {
       say(`Ignored a malformed update from Python: ${err.message}`);
@@ -186,6 +187,10 @@ function render({ model, el }) {
     schedule();
   });
   for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);
+  // A frame with the same positions changes only frame_id: it is shown already.
+  disposer.onModel(model, "change:frame_id", () => {
+    if (scheduled === null) root.dataset.frameId = String(model.get("frame_id") ?? 0);
+  });
   disposer.onModel(model, "change:_images", () => tooltip.reset());
   disposer.onModel(model, "change:_selection", () => {
     try {

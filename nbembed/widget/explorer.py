@@ -144,6 +144,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         The arrows shown (empty when none).
     show_neighbours : bool
         Draw lines to the hovered point's input and output neighbours.
+    pinned : ndarray of int
+        The pinned points (see :meth:`pin`, :meth:`unpin` and the Move mode;
+        docs/arrange.md, "In the Explorer"). :meth:`add_points` adds points
+        to the running map.
 
     Examples
     --------
@@ -154,6 +158,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     >>> ex = Explorer(X, method=HSSNE(alpha=1.0))       # doctest: +SKIP
     >>> ex                                              # doctest: +SKIP
     >>> ex.apply("soft_label", indices=[0, 10, 20], label=0)  # doctest: +SKIP
+    >>> ex.pin([5], [[0.0, 0.0]])                       # doctest: +SKIP
     """
 
     _esm = BUNDLE if BUNDLE.is_file() else _MISSING_BUNDLE

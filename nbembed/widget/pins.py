@@ -61,7 +61,7 @@ class PinControls(traitlets.HasTraits):
         self._check_pinnable()
         idx = check_indices(indices, self._n)
         if positions is not None:
-            positions = check_positions(positions, len(idx), self._dimensions())
+            positions = self._check_positions(positions, len(idx))
 
         def op(run):
             run.pin(idx, positions)
@@ -132,10 +132,20 @@ class PinControls(traitlets.HasTraits):
                              f"(HSSNE, SNE, NeRV, SNeRV, Mbed, Parametric Embedding) can.")
 
     def _dimensions(self):
+        """Dimensions of the embedding, or None before the run says (Mbed's default)."""
         run = self._adopted
         if run is not None:
             return int(run.embedding.shape[1])
-        return int(getattr(self._method, "n_components", self.n_components))
+        d = getattr(self._method, "n_components", None)
+        return None if d is None else int(d)
+
+    def _check_positions(self, positions, count, name="positions"):
+        """Positions checked against the embedding's dimensions once they are known
+        (before, the run checks them when it pins)."""
+        d = self._dimensions()
+        if d is None:
+            return np.asarray(positions, dtype=np.float64)
+        return check_positions(positions, count, d, name=name)
 
     def _change_pins(self, description, idx, op, expected):
         """Queue ``op(run)`` as one undoable action that changes points ``idx``."""
@@ -187,5 +197,4 @@ class PinControls(traitlets.HasTraits):
             raise ValueError("pinned must be an object with keys 'indices' and 'positions'.")
         self._check_pinnable()
         idx = check_indices(pins["indices"], self._n, name="pinned.indices")
-        check_positions(pins["positions"], len(idx), self._dimensions(),
-                        name="pinned.positions")
+        self._check_positions(pins["positions"], len(idx), name="pinned.positions")

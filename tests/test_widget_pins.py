@@ -347,3 +347,18 @@ def test_the_examples_of_docs_arrange_run_with_the_explorer(bundle):
     namespace = {}
     for block in blocks:   # one session: later examples use earlier names
         exec(compile(block, str(page), "exec"), namespace)
+
+
+def test_add_points_extends_the_images_or_asks_for_them(explorer):
+    X = blobs()
+    images = np.random.default_rng(0).uniform(size=(45, 4, 4))
+    ex = explorer(X=X[:45], images=images)
+    with pytest.raises(ValueError, match="images"):
+        ex.add_points(X[45:])
+    with pytest.raises(ValueError, match="shape"):
+        ex.add_points(X[45:], images=np.zeros((15, 5, 5)))
+    assert ex.n_points == 45
+    ex.add_points(X[45:], images=np.full((15, 4, 4), 255, dtype=np.uint8))
+    pixels = decode(ex._images, np.uint8).reshape(60, 4, 4)
+    assert (pixels[45:] == 255).all() and ex.n_points == 60
+    assert ex.hover_text == []  # no tooltips before, none made up

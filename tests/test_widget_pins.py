@@ -362,3 +362,21 @@ def test_add_points_extends_the_images_or_asks_for_them(explorer):
     pixels = decode(ex._images, np.uint8).reshape(60, 4, 4)
     assert (pixels[45:] == 255).all() and ex.n_points == 60
     assert ex.hover_text == []  # no tooltips before, none made up
+
+
+def test_a_failed_add_points_leaves_the_old_run_going(explorer, monkeypatch):
+    X = blobs()
+    ex = explorer(X=X[:45], class_names=["a"])
+    ex.apply("soft_label", [0], label=0)
+    run = ex.run
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(ex._method, "prepare", broken)
+    with pytest.raises(RuntimeError, match="no room"):
+        ex.add_points(X[45:], labels=[0] * 15)
+    assert ex.run is run and ex.n_points == 45 and ex.annotations.n_samples == 45
+    assert ex.status == "paused" and len(ex._log) == 1
+    ex.step(5)
+    wait_for(lambda: run.iteration >= 5, timeout=60)

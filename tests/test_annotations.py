@@ -489,3 +489,24 @@ def test_from_labels_fixed_and_unlabelled():
 def test_from_labels_rejects(y, kwargs):
     with pytest.raises(ValueError):
         Annotations.from_labels(y, **kwargs)
+
+
+def test_add_points_keeps_every_annotation_and_the_undo_history():
+    ann = Annotations(5, class_names=["a", "b"])
+    ann.set_labels([0, 1], 1, confidence=0.5)
+    ann.add_must_link([2, 3])
+    before = ann.to_json()
+    ann.add_points(3)
+    assert ann.n_samples == 8 and len(ann) == 2
+    assert ann.to_labels().tolist() == [1, 1, -1, -1, -1, -1, -1, -1]
+    assert ann.confidences()[:2].tolist() == [0.5, 0.5]
+    ann.set_labels([7], 0)
+    ann.add_cannot_link([7], [0])
+    ann.undo()
+    ann.undo()
+    ann.undo()  # the must-link, made before the points were added
+    assert ann.must_link_groups() == [] and ann.to_labels()[:2].tolist() == [1, 1]
+    assert json.loads(before)["labels"] == json.loads(ann.to_json())["labels"]
+    with pytest.raises(ValueError):
+        ann.add_points(0)
+    assert ann.n_samples == 8

@@ -7,6 +7,9 @@ export const BUTTONS = [
   ["restart", "Restart", "Start again from a new initial embedding"],
   ["fit", "Fit", "Reset pan and zoom to show all points"],
   ["lasso", "Lasso", "Drag on the plot to select points (or hold Shift while dragging)"],
+  ["move", "Move", "Drag a point, or the selection, to a new place: it stays pinned there"],
+  ["pin", "Pin", "Pin the selected points where they are (unpin them if all are pinned)"],
+  ["unpin-all", "Unpin all", "Let every pinned point move again"],
   ["clear-selection", "Clear selection", "Deselect all points"],
   ["export", "Export", "Download the annotations as a JSON file"],
   ["import", "Import", "Add the annotations of a JSON file (Undo reverts it)"],
@@ -31,7 +34,7 @@ export function createToolbar(disposer, onAction) {
   const element = h("div", { className: "nbembed-toolbar" });
   for (const [action, label, title] of BUTTONS) {
     const button = h("button", { type: "button", "data-action": action, title, text: label });
-    if (action === "lasso") button.setAttribute("aria-pressed", "false");
+    if (action === "lasso" || action === "move") button.setAttribute("aria-pressed", "false");
     disposer.listen(button, "click", () => onAction(action));
     buttons[action] = button;
     element.append(button);

@@ -6,9 +6,10 @@ import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32 } from "./codec
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
+import { attachMove, draggedPoints, dropMessage, pointAt, shifted } from "./move.js";
 import { createMarksLayer } from "./overlay.js";
 import { createFileActions } from "./files.js";
-import { createScatter } from "./scatter.js";
+import { createScatter, pointSizeFor } from "./scatter.js";
 import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
 import { createReadouts, createStepper } from "./teaching.js";
@@ -25,9 +26,15 @@ function render({ model, el }) {
   root.append(h("style", { text: CSS }));
   let selection = new Uint32Array(0);
   let lassoMode = false;
+  let moveMode = false;
   let frames = 0;
   let versions = 0;
+  let drops = 0;
   let codes = null;
+  // The last positions from Python, and the points being dragged (drawn
+  // shifted by dx, dy until the first frame after their drop).
+  let shown = null;
+  let drag = null;
 
   const notice = h("div", { className: "nbembed-notice", "data-role": "notice", "aria-live": "polite" });
   const say = (text) => {
@@ -85,6 +92,36 @@ function render({ model, el }) {
   }
 
   disposer.add(
+    attachMove(plotEl, {
+      shouldStart: (event) => moveMode && !event.shiftKey,
+      pick: (px, py) => {
+        if (!shown) return null;
+        const radius = pointSizeFor(shown.xy.length / 2) / 2 + 4;
+        const i = pointAt(shown.xy, scatter.transform(), px, py, radius);
+        if (i < 0) return null;
+        drag = { indices: draggedPoints(i, selection), dx: 0, dy: 0, dropped: false };
+        return drag.indices;
+      },
+      transform: () => scatter.transform(),
+      onDrag: (dx, dy) => {
+        Object.assign(drag, { dx, dy });
+        draw();
+      },
+      onDrop: (dx, dy) => {
+        Object.assign(drag, { dx, dy, dropped: true });
+        model.send(dropMessage(shown.xy, drag.indices, dx, dy, model.get("frame_id") ?? 0));
+        drops += 1;
+        root.dataset.drops = String(drops);
+        say(`Moved ${drag.indices.length} point(s); they stay pinned there.`);
+        draw();
+      },
+      onCancel: () => {
+        drag = null;
+        draw();
+      },
+    }),
+  );
+  disposer.add(
     attachLasso(plotEl, polyline, {
       shouldStart: (event) => lassoMode || event.shiftKey,
       onEnd: (pixels) => {
@@ -127,21 +164,33 @@ function render({ model, el }) {
       const anchors = decodeFloat32(model.get("_anchors"));
       codes = decodeUint16(model.get("_codes"));
       scatter.setPalette(model.get("palette") ?? []);
-      scatter.setData(xy, anchors.length ? anchors : null, codes);
+      shown = { xy, anchors: anchors.length ? anchors : null };
+      root.dataset.frameId = String(model.get("frame_id") ?? 0);
+      draw();
     } catch (err) {
       say(`Ignored a malformed update from Python: ${err.message}`);
     }
   };
+  function draw() {
+    if (!shown) return;
+    const xy = drag ? shifted(shown.xy, drag.indices, drag.dx, drag.dy) : shown.xy;
+    scatter.setData(xy, shown.anchors, codes);
+  }
   const schedule = () => {
     if (scheduled === null) scheduled = nextFrame(redraw);
   };
   disposer.add(() => scheduled !== null && cancelFrame(scheduled));
   disposer.onModel(model, "change:_positions", () => {
+    if (drag?.dropped) drag = null; // Python has placed the dropped points
     versions += 1;
     root.dataset.version = String(versions);
     schedule();
   });
   for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);
+  // A frame with the same positions changes only frame_id: it is shown already.
+  disposer.onModel(model, "change:frame_id", () => {
+    if (scheduled === null) root.dataset.frameId = String(model.get("frame_id") ?? 0);
+  });
   disposer.onModel(model, "change:_images", () => tooltip.reset());
   disposer.onModel(model, "change:_selection", () => {
     try {
@@ -156,10 +205,15 @@ function render({ model, el }) {
   const toolbar = createToolbar(disposer, (action) => {
     if (files.handle(action)) return;
     if (action === "fit") scatter.fit();
-    else if (action === "lasso") {
-      lassoMode = !lassoMode;
+    else if (action === "lasso" || action === "move") {
+      lassoMode = action === "lasso" && !lassoMode;
+      moveMode = action === "move" && !moveMode;
       toolbar.buttons.lasso.setAttribute("aria-pressed", String(lassoMode));
+      toolbar.buttons.move.setAttribute("aria-pressed", String(moveMode));
+      root.dataset.mode = moveMode ? "move" : lassoMode ? "lasso" : "pan";
     } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
+    else if (action === "pin") model.send({ type: "toggle_pins" });
+    else if (action === "unpin-all") model.send({ type: "unpin_all" });
     else model.send({ type: action });
   });
   const search = createSearch(model, disposer, (found, query) => {
@@ -194,6 +248,8 @@ function render({ model, el }) {
   root.dataset.version = "0";
   root.dataset.selected = "0";
   root.dataset.layout = "wide";
+  root.dataset.mode = "pan";
+  root.dataset.drops = "0";
 
   el.append(root);
   redraw();

@@ -163,3 +163,33 @@ export function drawMarks(ctx, marks, xy, transform, { radius = 4 } = {}) {
   ctx.restore();
   return drawn;
 }
+
+export const PIN_COLOR = "#e65100";
+
+/**
+ * Draw a diamond around each pinned point (`pinned`: indices) of `xy` as the
+ * scatter shows them through `transform`; return how many were drawn.
+ */
+export function drawPins(ctx, pinned, xy, transform, { radius = 4 } = {}) {
+  const n = xy.length >> 1;
+  const at = [];
+  for (const i of pinned) if (i < n) at.push(xy[2 * i], xy[2 * i + 1]);
+  if (!at.length) return 0;
+  const screen = pointsToScreen(at, transform);
+  const r = radius + 2;
+  ctx.save();
+  ctx.strokeStyle = PIN_COLOR;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let k = 0; k < screen.length; k += 2) {
+    const [x, y] = [screen[k], screen[k + 1]];
+    ctx.moveTo(x, y - r);
+    ctx.lineTo(x + r, y);
+    ctx.lineTo(x, y + r);
+    ctx.lineTo(x - r, y);
+    ctx.closePath();
+  }
+  ctx.stroke();
+  ctx.restore();
+  return at.length / 2;
+}

@@ -1,9 +1,10 @@
 // The marks layer: a 2-D canvas over the WebGL plot where marks.js draws the
 // annotations, redrawn when the points, the camera, the marks or the size
-// change, and a checkbox that shows or hides it.
+// change, and a checkbox that shows or hides them. Pinned points are marked
+// on it too, whatever the checkbox says.
 import { decodeUint32 } from "./codecs.js";
 import { h, layerRedraw } from "./dom.js";
-import { decodeMarks, describeMarks, drawMarks } from "./marks.js";
+import { decodeMarks, describeMarks, drawMarks, drawPins } from "./marks.js";
 import { pointSizeFor } from "./scatter.js";
 
 /**
@@ -19,16 +20,30 @@ export function createMarksLayer(model, disposer, root, say) {
   ]);
   let scatter = null;
   let marks = null;
+  let pinned = new Uint32Array(0);
 
   const redraw = layerRedraw(canvas, disposer, (area) => {
     let drawn = 0;
-    if (area && checkbox.checked && scatter && marks) {
+    let pins = 0;
+    if (area && scatter) {
       const transform = { ...scatter.transform(), width: area.width, height: area.height };
-      const radius = pointSizeFor(marks.n) / 2 + 2;
-      drawn = drawMarks(area.ctx, marks, scatter.positions(), transform, { radius });
+      const xy = scatter.positions();
+      const radius = pointSizeFor(xy.length / 2) / 2 + 2;
+      if (checkbox.checked && marks) drawn = drawMarks(area.ctx, marks, xy, transform, { radius });
+      pins = drawPins(area.ctx, pinned, xy, transform, { radius });
     }
     root.dataset.marksDrawn = String(drawn);
+    root.dataset.pinsDrawn = String(pins);
   });
+  const readPins = () => {
+    try {
+      pinned = decodeUint32(model.get("_pinned"));
+    } catch (err) {
+      pinned = new Uint32Array(0);
+      say(`Ignored malformed pins from Python: ${err.message}`);
+    }
+    redraw();
+  };
   const readMarks = () => {
     try {
       marks = decodeMarks(decodeUint32(model.get("_marks")), model.get("n_points") ?? 0);
@@ -41,7 +56,9 @@ export function createMarksLayer(model, disposer, root, say) {
 
   disposer.listen(checkbox, "change", redraw);
   disposer.onModel(model, "change:_marks", readMarks);
+  disposer.onModel(model, "change:_pinned", readPins);
   readMarks();
+  readPins();
   return {
     canvas,
     toggle,

@@ -205,6 +205,19 @@ describe("render", () => {
     const lasso = root.querySelector('button[data-action="lasso"]');
     lasso.click();
     expect(lasso.getAttribute("aria-pressed")).toBe("true");
+
+    // Move mode replaces lasso mode; pins are Python's business.
+    const move = root.querySelector('button[data-action="move"]');
+    move.click();
+    expect(move.getAttribute("aria-pressed")).toBe("true");
+    expect(lasso.getAttribute("aria-pressed")).toBe("false");
+    expect(root.dataset.mode).toBe("move");
+    move.click();
+    expect(root.dataset.mode).toBe("pan");
+    root.querySelector('button[data-action="pin"]').click();
+    expect(model.sent.at(-1).content).toEqual({ type: "toggle_pins" });
+    root.querySelector('button[data-action="unpin-all"]').click();
+    expect(model.sent.at(-1).content).toEqual({ type: "unpin_all" });
   });
 
   it("creates a new class from its name, and stores cannot-link selection A from Python", () => {

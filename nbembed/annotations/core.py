@@ -246,6 +246,32 @@ class Annotations(_Constraints, _UndoHistory):
         self._history.append(step)
         return k
 
+    def add_points(self, count):
+        """Make room for ``count`` new points, unannotated, after the existing ones.
+
+        The existing points keep their indices, labels and constraints, and
+        the undo history stays valid; the new points are n_samples,
+        n_samples + 1, ... This is not a step of the history (the points stay).
+
+        Parameters
+        ----------
+        count : int
+            At least 1.
+
+        Raises
+        ------
+        ValueError
+            For a count below 1 or annotations too large for the memory.
+        """
+        count = check_number(count, "count", low=1, integer=True)
+        n = self._n + count
+        check_allocation(8 * n * (self.n_classes + 1),
+                         what=f"Annotations of {n} points and {self.n_classes} classes",
+                         alternative="Add fewer points")
+        self._soft = np.vstack([self._soft, np.zeros((count, self._soft.shape[1]))])
+        self._conf = np.concatenate([self._conf, np.zeros(count)])
+        self._n = n
+
     def clear(self):
         """Remove all labels and constraints; the classes are kept. Undoable."""
         saved = {name: list(getattr(self, name)) for name in CONSTRAINT_LISTS}

@@ -30,6 +30,9 @@ MAX_LABEL_CELLS = 50_000_000
 _KEYS = {"format", "version", "n_samples", "n_classes", "n_classes_fixed", "class_names",
          "labels", "must_link_groups", "must_link_pairs", "cannot_link_groups",
          "cannot_link_pairs"}
+#: Keys a file may have besides: ``pinned``, the points the Explorer held and
+#: their positions (read by :mod:`nbembed.widget.exchange`; not annotations).
+_OPTIONAL_KEYS = {"pinned"}
 
 
 def to_json(ann):
@@ -97,9 +100,10 @@ def from_json(cls, s):
         raise ValueError(f"cannot read annotations: format version "
                          f"{data.get('version')!r} is not supported (expected "
                          f"{FORMAT_VERSION}).")
-    if set(data) != _KEYS:
+    if not _KEYS <= set(data) <= _KEYS | _OPTIONAL_KEYS:
         problems = [f"{what} keys {sorted(keys)}" for what, keys in
-                    (("missing", _KEYS - set(data)), ("unknown", set(data) - _KEYS))
+                    (("missing", _KEYS - set(data)),
+                     ("unknown", set(data) - _KEYS - _OPTIONAL_KEYS))
                     if keys]
         raise ValueError(f"cannot read annotations: {' and '.join(problems)}.")
     try:

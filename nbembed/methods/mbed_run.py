@@ -270,6 +270,21 @@ class MbedRun(LineSearchRun):
                 self._use_lambda(None)
         return self
 
+    def continue_schedule(self, other):
+        """Go on from where ``other`` (an Mbed run on fewer points) is: the same
+        schedule position, radius, annealing step and lambda (held or annealed).
+        The annealing steps recorded so far stay with ``other``. Returns self."""
+        super().continue_schedule(other)
+        with _config.KERNEL_LOCK:
+            self.schedule_position = other.schedule_position
+            self.lambda_ = other.lambda_
+            if other.anneal_step is not None:
+                self.radius = other.radius
+                self.anneal_step = other.anneal_step
+                self.live_parameters = other.live_parameters
+                self._use_lambda(other.current_lambda)
+        return self
+
     # -- internals -----------------------------------------------------------
     def _use_lambda(self, lam):
         radius = self.radius if self.radius is not None else embedding_radius(self._Yt.T)

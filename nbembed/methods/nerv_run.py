@@ -183,6 +183,9 @@ class NeRVRun(LineSearchRun):
         if self.history:
             self._record(dict(evaluations=1))
 
+    def _schedule_changed(self):
+        self._follow_schedule()
+
     def _after_iteration(self):
         if self._follow_schedule():
             # The objective changed at a widening stage: record its cost here.

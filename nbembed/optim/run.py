@@ -212,6 +212,20 @@ class ObjectiveRun(Run):
         :meth:`forces` reports it, for example "early exaggeration"), or None."""
         return self._phase_name()
 
+    def continue_schedule(self, other):
+        """Go on from where ``other`` is in its schedule: a run of the same method
+        on the same points and more (the Explorer's ``add_points``) takes its
+        iteration count, so a finished phase (early exaggeration, NeRV's
+        widening, Mbed's initial SNE) is not done again. Returns self."""
+        with _config.KERNEL_LOCK:
+            self.iteration = other.iteration
+            self._schedule_changed()
+            self._watch_cost_from_here()
+        return self
+
+    def _schedule_changed(self):
+        """The iteration count was set by hand: follow the schedule to it (lock held)."""
+
     def _mask_forces(self, forces):
         """Zero the rows of held items in ``forces`` (lock held)."""
         forces.mask(self._point_pins.indices)

@@ -30,7 +30,9 @@ class ActionLog:
     """Groups the undo steps of an :class:`~nbembed.Annotations` into user actions.
 
     Steps made directly on the annotations (outside :meth:`record`) count as
-    one action each; undoing directly is noticed as well.
+    one action each; undoing directly is noticed as well. An action may also
+    change what the annotations do not hold (the Explorer's pinned points):
+    it then comes with a function that reverts that part.
 
     Parameters
     ----------
@@ -39,26 +41,35 @@ class ActionLog:
 
     def __init__(self, annotations):
         self.annotations = annotations
-        self._sizes = []
+        self._actions = []  # (annotation steps, revert or None, description)
         self._known = len(annotations)
 
     def _reconcile(self):
         n = len(self.annotations)
         known = self._known
-        while n < known and self._sizes:  # undone directly
-            known -= self._sizes.pop()
+        while n < known and self._actions:  # undone directly
+            known -= self._actions.pop()[0]
         if n > known:  # made directly, or an undo went into the middle of an action
-            self._sizes.extend([1] * (n - known))
+            self._actions.extend([(1, None, None)] * (n - known))
         self._known = n
 
     def __len__(self):
         self._reconcile()
-        return len(self._sizes)
+        return len(self._actions)
 
-    def record(self, action):
+    def record(self, action, revert=None, description=None):
         """Run ``action()`` (which mutates the annotations) as one undoable action.
 
         If it raises, every step it made is undone and the exception propagates.
+
+        Parameters
+        ----------
+        action : callable
+        revert : callable, optional
+            Undoes what ``action`` changed outside the annotations; called by
+            :meth:`undo` before the annotation steps are undone.
+        description : str, optional
+            What :meth:`undo` returns when the action made no annotation step.
         """
         self._reconcile()
         before = len(self.annotations)
@@ -69,20 +80,22 @@ class ActionLog:
                 self.annotations.undo()
             raise
         made = len(self.annotations) - before
-        if made:
-            self._sizes.append(made)
+        if made or revert is not None:
+            self._actions.append((made, revert, description))
         self._known = len(self.annotations)
         return result
 
     def undo(self):
         """Undo the last action; return the description of its last step, or None."""
         self._reconcile()
-        if not self._sizes:
+        if not self._actions:
             return None
-        descriptions = [self.annotations.undo() for _ in range(self._sizes.pop())]
-        description = descriptions[0]
+        made, revert, description = self._actions.pop()
+        if revert is not None:
+            revert()
+        descriptions = [self.annotations.undo() for _ in range(made)]
         self._known = len(self.annotations)
-        return description
+        return descriptions[0] if descriptions else description
 
 
 def class_index(annotations, label):

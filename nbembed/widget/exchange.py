@@ -6,9 +6,16 @@ download. Import gets the text of a file the user chose, reads it with
 (:meth:`~nbembed.Annotations.merge`) as one action that Undo reverts. A file
 that is not valid annotations of these points is refused with a notice and
 changes nothing.
+
+The pinned points travel in the same file: the key ``pinned`` holds their
+indices and positions in embedding coordinates (absent when none is pinned;
+:meth:`~nbembed.Annotations.from_json` ignores it). Importing pins them there,
+so a session comes back as it was; files without the key import as before.
 """
 
 from __future__ import annotations
+
+import json
 
 import traitlets
 
@@ -24,19 +31,37 @@ EXPORT_FILENAME = "annotations.json"
 class AnnotationExchange(traitlets.HasTraits):
     """The export and import part of :class:`~nbembed.widget.Explorer` (a mixin)."""
 
-    def send_annotations(self):
-        """Send ``annotations.to_json()`` to the browser, which downloads it as a file."""
+    def annotations_json(self):
+        """The text the Export button downloads: ``annotations.to_json()``, with the
+        pinned points and their positions under ``pinned`` when any are pinned.
+
+        :meth:`import_annotations` reads it back; so does
+        :meth:`~nbembed.Annotations.from_json` (without the pins).
+        """
         with self._ann_lock:
             text = self.annotations.to_json()
+        pins = self._pins_for_export()
+        if pins is None:
+            return text
+        return json.dumps({**json.loads(text), "pinned": pins}, allow_nan=False)
+
+    def send_annotations(self):
+        """Send :meth:`annotations_json` to the browser, which downloads it as a file."""
+        text = self.annotations_json()
         self.send({"type": "annotations_json", "text": text, "filename": EXPORT_FILENAME})
-        self._warn(f"Exported {describe(Annotations.from_json(text))} to {EXPORT_FILENAME}.")
+        pinned = len(json.loads(text).get("pinned", {}).get("indices", []))
+        more = f" and {pinned} pinned point(s)" if pinned else ""
+        self._warn(f"Exported {describe(Annotations.from_json(text))}{more} to "
+                   f"{EXPORT_FILENAME}.")
 
     def import_annotations(self, text):
-        """Add the annotations in ``text`` (JSON from ``to_json``) to ``ex.annotations``.
+        """Add the annotations in ``text`` (from :meth:`annotations_json` or
+        ``Annotations.to_json``) to ``ex.annotations``.
 
         Classes are matched by name, labels in ``text`` replace those of the
         same points and its constraints are added; one ``ex.undo()`` reverts
-        the import.
+        the annotations. Points pinned in the file are pinned at their
+        positions there (another ``ex.undo()`` reverts that, first).
 
         Raises
         ------
@@ -44,8 +69,8 @@ class AnnotationExchange(traitlets.HasTraits):
             If ``text`` is not a string.
         ValueError
             If it is not valid annotations JSON, is for another number of
-            points, or has more classes than the method can use; nothing
-            changes.
+            points, has more classes than the method can use, or pins that
+            this method cannot hold or of the wrong shape; nothing changes.
         """
         if not isinstance(text, str):
             raise TypeError(f"the imported file must be text; got {type(text).__name__}.")
@@ -53,6 +78,9 @@ class AnnotationExchange(traitlets.HasTraits):
             raise ValueError(f"the imported file has {len(text)} characters, more than "
                              f"{MAX_IMPORT_CHARS}; it cannot be annotations of these points.")
         imported = Annotations.from_json(text)
+        pins = json.loads(text).get("pinned")
+        if pins is not None:
+            self._check_pins(pins)
         with self._ann_lock:
             ann = self.annotations
             if imported.n_samples != ann.n_samples:
@@ -64,5 +92,8 @@ class AnnotationExchange(traitlets.HasTraits):
                 raise ValueError(f"the file would make {len(names)} classes; the method was "
                                  f"set up for {limit}.")
             self._log.record(lambda: ann.merge(imported))
-        self._warn(f"Imported {describe(imported)}; Undo reverts it.")
+        if pins is not None:
+            self.pin(pins["indices"], pins["positions"])
+        pinned = f" and pinned {len(pins['indices'])} point(s)" if pins is not None else ""
+        self._warn(f"Imported {describe(imported)}{pinned}; Undo reverts it.")
         self.update_annotations()

@@ -33,6 +33,8 @@ from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
+from .growing import GrowingPoints
+from .pins import PinControls
 from .precomputed import Precomputed
 from .teaching import Teaching
 from .traits import UINT32, binary_trait, decode, encode
@@ -66,8 +68,8 @@ def _require_bundle(cls):
         cls._esm = BUNDLE.read_text(encoding="utf-8")
 
 
-class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArrows,
-               anywidget.AnyWidget):
+class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, GrowingPoints,
+               Teaching, ForceArrows, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -142,6 +144,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArr
         The arrows shown (empty when none).
     show_neighbours : bool
         Draw lines to the hovered point's input and output neighbours.
+    pinned : ndarray of int
+        The pinned points (see :meth:`pin`, :meth:`unpin` and the Move mode;
+        docs/arrange.md, "In the Explorer"). :meth:`add_points` adds points
+        to the running map.
 
     Examples
     --------
@@ -152,6 +158,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArr
     >>> ex = Explorer(X, method=HSSNE(alpha=1.0))       # doctest: +SKIP
     >>> ex                                              # doctest: +SKIP
     >>> ex.apply("soft_label", indices=[0, 10, 20], label=0)  # doctest: +SKIP
+    >>> ex.pin([5], [[0.0, 0.0]])                       # doctest: +SKIP
     """
 
     _esm = BUNDLE if BUNDLE.is_file() else _MISSING_BUNDLE
@@ -228,9 +235,12 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, Teaching, ForceArr
         self._plane = PlaneView(check_option(view, "view", VIEWS))
         self._user_colorings = {} if colors is None else \
             {"user": arguments.check_colors(colors, n)}
+        self._user_values = {} if colors is None else {"user": np.asarray(colors)}
         if data is not None:
             self._user_colorings.update(arguments.check_data(data, n))
+            self._user_values.update({str(c): np.asarray(data[c]) for c in data.keys()})
         self._last_publish = -math.inf
+        self._display_maps = {}
         self.frames_sent = 0
         self.skipped_frames = 0
         self._labels = None

@@ -20,7 +20,7 @@ import traitlets
 
 from . import arguments, palette
 from .traits import FLOAT32, UINT16, encode
-from .view import VIEWS, PlaneView, normalize
+from .view import VIEWS, DisplayMap, PlaneView, normalize, normalization
 
 #: Upper limit on the bytes per second of position updates: with many points,
 #: frames are sent less often than ``frame_rate``.
@@ -29,6 +29,10 @@ MAX_STREAM_BYTES_PER_SECOND = 8e6
 #: Colourings from a run's class memberships: the most probable class, and its
 #: probability (how sure the method is of it).
 MEMBERSHIP_COLORINGS = ("predicted", "confidence")
+
+#: Frames whose display map is kept, so that a point dropped on a frame the
+#: browser drew a moment ago lands where it was dropped.
+KEPT_DISPLAY_MAPS = 64
 
 
 @dataclass
@@ -116,9 +120,14 @@ class FrameStream(traitlets.HasTraits):
             if snap is None:
                 return
             points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
+            frame = self.frames_sent + 1
+            self._display_maps[frame] = DisplayMap(self._plane.plane,
+                                                   *normalization(points, anchors))
+            self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
             points, anchors = normalize(points, anchors)
             coloring = self._coloring(snap)
             with self.hold_sync():
+                self.frame_id = frame
                 self._positions = encode(points, FLOAT32)
                 self._anchors = b"" if anchors is None else encode(anchors, FLOAT32)
                 self._codes = encode(coloring.codes, UINT16)
@@ -191,6 +200,7 @@ class FrameStream(traitlets.HasTraits):
         coloring = arguments.check_colors(values, self._n, name)
         with self._sync_lock:
             self._user_colorings[name] = coloring
+            self._user_values[name] = np.asarray(values)
             self._show_color_options(False)
             if show and self.color_by != name:
                 self.color_by = name

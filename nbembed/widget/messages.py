@@ -17,6 +17,11 @@ type                    fields
                         ``annotations_json``: ``text``, ``filename``)
 ``import_annotations``  ``text``: the content of a JSON file
 ``step``                ``n``: iterations to do while paused (default 1)
+``toggle_pins``         none (pin the selection, or unpin it if all pinned)
+``unpin_all``           none
+``drop``                ``indices`` (list of int), ``positions`` (one [x, y]
+                        per index, in the frame's normalized coordinates),
+                        ``frame`` (the ``frame_id`` the browser drew)
 ``apply``               ``mode`` (``soft_label``, ``must_link``,
                         ``cannot_link``), ``label`` (class index, or
                         ``"__new__"`` with ``new_class``), ``confidence`` in
@@ -34,7 +39,8 @@ from .annotating import MODES
 from .traits import UINT32, decode
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
-          "cancel_pending": "cancel_pending", "export_annotations": "send_annotations"}
+          "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
+          "toggle_pins": "toggle_pins", "unpin_all": "unpin_all"}
 NEW_CLASS = "__new__"
 
 
@@ -55,6 +61,25 @@ def _confidence(value):
             or not math.isfinite(value) or not 0 < value <= 1:
         raise MessageError(f"confidence must be a number in (0, 1], got {value!r}.")
     return float(value)
+
+
+def _drop(content):
+    """The arguments of a ``drop``: indices, positions (m, 2) and the frame, checked
+    as JSON values here and against the points by :meth:`Explorer.drop`."""
+    indices, positions = content.get("indices"), content.get("positions")
+    if not isinstance(indices, list) or not indices:
+        raise MessageError("a drop needs a non-empty list of indices.")
+    indices = [_integer(i, "an index") for i in indices]
+    if not isinstance(positions, list) or len(positions) != len(indices):
+        raise MessageError(f"a drop needs one position per index ({len(indices)}); got "
+                           f"{len(positions) if isinstance(positions, list) else positions!r}.")
+    for xy in positions:
+        if not isinstance(xy, list) or len(xy) != 2 or not all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+                for v in xy):
+            raise MessageError(f"a dropped position must be two finite numbers; got {xy!r}.")
+    return {"indices": indices, "positions": [[float(v) for v in xy] for xy in positions],
+            "frame": _integer(content.get("frame"), "frame")}
 
 
 def parse(content, buffers=()):
@@ -79,11 +104,13 @@ def parse(content, buffers=()):
     if not isinstance(content, dict):
         raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
     kind = content.get("type")
-    if not isinstance(kind, str) or (kind not in SIMPLE and kind not in ("apply", "step",
-                                                                          "import_annotations")):
+    if not isinstance(kind, str) or (kind not in SIMPLE and kind not in (
+            "apply", "step", "import_annotations", "drop")):
         raise MessageError(f"unknown message type {kind!r}.")
     if kind in SIMPLE:
         return SIMPLE[kind], {}
+    if kind == "drop":
+        return "drop", _drop(content)
     if kind == "step":
         return "step", {"n": _integer(content.get("n", 1), "n")}
     if kind == "import_annotations":

@@ -84,6 +84,9 @@ class PlaneView:
         self.kind = kind
         self.note = ""
         self._basis = None
+        #: (origin (d,), basis (d, 2)) of the last projection: a point y is shown
+        #: at (y - origin) @ basis.
+        self.plane = None
 
     def basis(self, Y, labels=None):
         """The (d, 2) orthonormal basis of the plane for embedding ``Y``, or None
@@ -132,15 +135,17 @@ class PlaneView:
         Y = np.asarray(Y, dtype=np.float64)
         A = None if anchors is None else np.asarray(anchors, dtype=np.float64)
         if Y.shape[1] == 1:
+            self.plane = (np.zeros(1), np.array([[1.0, 0.0]]))
             flat = np.zeros((len(Y), 1))
             anchors_2d = None if A is None else np.hstack([A, np.zeros((len(A), 1))])
             return np.hstack([Y, flat]), anchors_2d
         W = self.basis(Y, labels)
         if W is None:
+            self.plane = (np.zeros(Y.shape[1]), np.eye(Y.shape[1])[:, :2])
             return Y[:, :2], None if A is None else A[:, :2]
         center = Y.mean(axis=0)
+        self.plane = (center, W)
         return (Y - center) @ W, None if A is None else (A - center) @ W
-
 
     def directions(self, V):
         """Project direction vectors ``V`` (m, d) into the plane of the last
@@ -153,6 +158,40 @@ class PlaneView:
         return V @ self._basis
 
 
+def normalization(points, anchors=None):
+    """The box centre and scale :func:`normalize` uses: shown = (p - centre) * scale."""
+    both = points if anchors is None or not len(anchors) else np.vstack([points, anchors])
+    low, high = both.min(axis=0), both.max(axis=0)
+    half = float(np.max(high - low)) / 2
+    return (low + high) / 2, (EXTENT / half if half > 0 else 1.0)
+
+
+class DisplayMap:
+    """How one frame showed the embedding, and its inverse for points dropped on it.
+
+    Parameters
+    ----------
+    plane : (ndarray (d,), ndarray (d, 2))
+        Origin and orthonormal basis of the view (:attr:`PlaneView.plane`).
+    center : ndarray (2,)
+    scale : float
+        Of :func:`normalization`.
+    """
+
+    def __init__(self, plane, center, scale):
+        self.origin, self.basis = plane
+        self.center = np.asarray(center, dtype=np.float64)
+        self.scale = float(scale)
+
+    def place(self, Y, shown):
+        """Positions for points now at ``Y`` (m, d) that the user dropped at ``shown``
+        (m, 2), in the frame's normalized coordinates: their coordinates in the
+        view's plane become the dropped ones, those across the plane stay."""
+        target = self.center + np.asarray(shown, dtype=np.float64) / self.scale
+        now = (Y - self.origin) @ self.basis
+        return Y + (target - now) @ self.basis.T
+
+
 def normalize(points, anchors=None):
     """Scale 2-D positions uniformly into [-EXTENT, EXTENT] around their box centre.
 
@@ -162,11 +201,7 @@ def normalize(points, anchors=None):
     -------
     points, anchors : ndarray of float32
     """
-    both = points if anchors is None or not len(anchors) else np.vstack([points, anchors])
-    low, high = both.min(axis=0), both.max(axis=0)
-    center = (low + high) / 2
-    half = float(np.max(high - low)) / 2
-    scale = EXTENT / half if half > 0 else 1.0
+    center, scale = normalization(points, anchors)
 
     def fit(P):
         return ((P - center) * scale).astype(np.float32)

@@ -137,6 +137,8 @@ class RunWorker:
         self._extend = False
         self._params = {}
         self._annotations = None
+        self._ops = []
+        self._replace = None
         self._budget = 0
         self._requested = 0  # iterations asked for by step() while paused
         self._poked = False
@@ -240,6 +242,21 @@ class RunWorker:
         ``run.set_annotations``; it is called in the worker thread."""
         self._command(_annotations=snapshot)
 
+    def submit(self, op):
+        """Queue ``op(run)``, a change of the run's points (pins, moves), to be
+        called in the worker thread between two steps, in the order queued.
+        A ValueError or TypeError it raises is reported as a warning."""
+        with self._cond:
+            self._ops.append(op)
+            self._cond.notify_all()
+
+    def replace(self, make, on_done):
+        """Queue replacing the run by ``make(run)`` (called in the worker thread),
+        which continues it; its pins are carried over. ``on_done(error)`` is
+        called afterwards with None, or with the exception ``make`` raised (the
+        old run then goes on)."""
+        self._command(_replace=(make, on_done))
+
     def _command(self, **flags):
         with self._cond:
             for name, value in flags.items():
@@ -251,14 +268,16 @@ class RunWorker:
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
-                    extend=self._extend, poke=self._poked)
+                    extend=self._extend, poke=self._poked, ops=self._ops,
+                    replace=self._replace)
         self._restart = self._extend = self._poked = False
-        self._params, self._annotations = {}, None
+        self._params, self._annotations, self._ops, self._replace = {}, None, [], None
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend or self._poked)
+                or self._extend or self._poked or bool(self._ops)
+                or self._replace is not None)
 
     def _wants_steps(self):
         run = self.run
@@ -319,8 +338,13 @@ class RunWorker:
             self._budget = 0
             self._sizer.reset()
             self._on_step(self.run, True)
+        if work["replace"] is not None:
+            self._replace_run(*work["replace"])
         run = self.run
         if run is None:
+            if work["ops"]:
+                self._on_warning("The points were not moved or pinned: there is no run "
+                                 "(restart it first).")
             return
         changed = False
         if work["params"]:
@@ -336,6 +360,12 @@ class RunWorker:
             except REJECTED as err:
                 self._on_warning(f"{getattr(run, 'name', 'The run')} did not accept the "
                                  f"annotations (they are kept): {err}")
+        for op in work["ops"]:
+            try:
+                op(run)
+                changed = True
+            except REJECTED as err:
+                self._on_warning(f"Points not moved or pinned: {err}")
         if (changed or work["extend"]) and run.done:
             self._budget = self.extra_iterations
         if changed:
@@ -347,6 +377,24 @@ class RunWorker:
             self._on_step(run, True)
         if work["poke"] and self._on_work is not None:
             self._on_work(run, False)
+
+    def _replace_run(self, make, on_done):
+        old, before = self.run, self._status
+        self._set_status("preparing")
+        try:
+            new = make(old)
+        except Exception as err:
+            logger.info("nbembed Explorer: the run was not replaced", exc_info=True)
+            if before is not None:
+                self._set_status(*before)
+            on_done(err)
+            return
+        self.run = new
+        self._carry_pins(old, new)
+        self._budget = self.extra_iterations if new.done else 0
+        self._sizer.reset()
+        self._on_step(new, True)
+        on_done(None)
 
     #: (indices, pin method, positions) of what a run may hold pinned.
     PINS = (("pinned", "pin", "embedding"), ("pinned_classes", "pin_classes", "anchors"))

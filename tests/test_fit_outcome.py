@@ -58,7 +58,8 @@ def test_a_run_that_ends_worse_than_it_started_warns_and_has_not_converged(data)
 def test_a_good_run_does_not_warn_and_converges_when_it_settles(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = HSSNE(perplexity=10.0, max_iter=600, random_state=0).fit(data[0])
+        # Long enough to settle from this start (at 600 iterations it still descends).
+        est = HSSNE(perplexity=10.0, max_iter=1000, random_state=0).fit(data[0])
     assert est.converged_ is True
 
 

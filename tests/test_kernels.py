@@ -17,6 +17,13 @@ def _problem(rng, n=37, d=2):
     return P, Y
 
 
+def test_dense_p_log_p_sums_every_entry(rng):
+    P = ref.joint_probabilities(rng.normal(size=(31, 3)), 5.0)
+    P[0, 1] = P[1, 0] = 0.0  # 0 log 0 counts as 0
+    values = P[P > 0]
+    assert hssne.dense_p_log_p(P) == pytest.approx(np.sum(values * np.log(values)), rel=1e-13)
+
+
 def _kl(P, Yt, alpha, sparse):
     z = hssne.hssne_z(Yt, alpha)
     if sparse:

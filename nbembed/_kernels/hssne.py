@@ -439,19 +439,59 @@ def hssne_z(Yt, alpha):
     return ordered_sum(z_rows)
 
 
+@njit(**JIT)
+def _lower_p_log_h(Yt, P, i, alpha):
+    """sum_{j < i} P_ij log H_ij."""
+    acc = 0.0
+    for j in range(i):
+        p = P[i, j]
+        if p > 0.0:
+            acc += p * log_kernel(_sq_dist(Yt, i, j), alpha)
+    return acc
+
+
 @njit(**JIT_PARALLEL)
 def dense_p_log_h(Yt, P, alpha):
-    """sum_ij P_ij log H_ij for a dense P (one logarithm per pair)."""
-    d, n = Yt.shape
-    rows = np.zeros(n)
-    for i in prange(n):
-        acc = 0.0
-        for j in range(n):
-            p = P[i, j]
-            if p > 0.0:
-                acc += p * log_kernel(_sq_dist(Yt, i, j), alpha)
-        rows[i] = acc
-    return ordered_sum(rows)
+    """sum_ij P_ij log H_ij for a dense symmetric P with a zero diagonal.
+
+    Each pair is taken once (j < i) and counted twice: half the logarithms.
+    Rows i and n - 1 - i form one task, so that every task has n - 1 pairs.
+    """
+    n = Yt.shape[1]
+    half = (n + 1) // 2
+    tasks = np.zeros(half)
+    for r in prange(half):
+        acc = _lower_p_log_h(Yt, P, r, alpha)
+        if n - 1 - r != r:
+            acc += _lower_p_log_h(Yt, P, n - 1 - r, alpha)
+        tasks[r] = acc
+    return 2.0 * ordered_sum(tasks)
+
+
+@njit(**JIT)
+def _lower_p_log_p(P, i):
+    """sum_{j < i} P_ij log P_ij (0 log 0 = 0)."""
+    acc = 0.0
+    for j in range(i):
+        p = P[i, j]
+        if p > 0.0:
+            acc += p * math.log(p)
+    return acc
+
+
+@njit(**JIT_PARALLEL)
+def dense_p_log_p(P):
+    """sum_ij P_ij log P_ij for a dense symmetric P with a zero diagonal: each
+    pair once, counted twice, rows paired as in :func:`dense_p_log_h`."""
+    n = P.shape[0]
+    half = (n + 1) // 2
+    tasks = np.zeros(half)
+    for r in prange(half):
+        acc = _lower_p_log_p(P, r)
+        if n - 1 - r != r:
+            acc += _lower_p_log_p(P, n - 1 - r)
+        tasks[r] = acc
+    return 2.0 * ordered_sum(tasks)
 
 
 @njit(**JIT_PARALLEL)

@@ -281,6 +281,23 @@ def initial_embedding(X, init, n_components, random_state, *, metric="euclidean"
     return Y / std * INIT_SCALE
 
 
+#: Largest n * d^2 for which the start's principal components come from the
+#: d x d covariance matrix (exact, a few milliseconds for the 1797 x 64 digits,
+#: where scikit-learn's randomized solver took 0.2 s); beyond it, randomized SVD.
+COVARIANCE_PCA_MAX_WORK = 2e9
+
+
+def _covariance_pca(X, k):
+    """Projections of X on its k leading principal components, by an eigensolver
+    on the covariance; each component's largest loading is made positive."""
+    centred = X - X.mean(axis=0)
+    values, vectors = np.linalg.eigh(centred.T @ centred)
+    top = vectors[:, np.argsort(values)[::-1][:k]]
+    largest = np.argmax(np.abs(top), axis=0)
+    top *= np.sign(top[largest, np.arange(k)])
+    return centred @ top
+
+
 def _principal_components(X, n_components, rng):
     """The projections of ``X`` on its leading principal components, (n, n_components),
     zero beyond the rank PCA can give. A sparse X stays sparse: ARPACK finds the
@@ -289,8 +306,12 @@ def _principal_components(X, n_components, rng):
     Y = np.zeros((n, n_components))
     if not sp.issparse(X):
         k = min(n_components, *X.shape)
-        Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
-                       random_state=rng).fit_transform(X)
+        d = X.shape[1]
+        if d <= n and n * d * d <= COVARIANCE_PCA_MAX_WORK:
+            Y[:, :k] = _covariance_pca(X, k)
+        else:
+            Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
+                           random_state=rng).fit_transform(X)
         return Y
     # ARPACK needs k < min(n, n_features), and fails on a centred matrix of zeros.
     k = min(n_components, min(X.shape) - 1)

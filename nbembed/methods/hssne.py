@@ -62,9 +62,11 @@ def resolve_optimizer(optimizer, alpha):
 
 
 #: Iterations between two evaluations of the cost with a sparse P of up to
-#: ``COST_EVERY_MAX_N`` points; five times as many with a dense P or more points.
+#: ``COST_EVERY_MAX_N`` points; five times as many with more points or a dense P,
+#: ten times as many with a dense P of ``SPARSER_DENSE_COST_MIN_N`` points or more.
 COST_EVERY = 10
 COST_EVERY_MAX_N = 100_000
+SPARSER_DENSE_COST_MIN_N = 1000
 
 
 #: Fewest points for which ``dtype="auto"`` runs the exact gradient in single
@@ -77,12 +79,14 @@ SINGLE_PRECISION_MIN_N = 1000
 def cost_interval(P):
     """Iterations between two evaluations of the cost.
 
-    A cost with a dense P takes one logarithm per pair, about 20 gradients; with a
-    sparse one, one logarithm per stored entry, which at 10^6 points costs as
-    much as two or three whole iterations (0.75 s), so there the cost is
-    recorded less often.
+    A cost with a dense P takes one logarithm per pair (every other pair with
+    the symmetric sum), about 20 single-precision gradients at 1797 points; with
+    a sparse one, one logarithm per stored entry, which at 10^6 points costs as
+    much as two or three whole iterations (0.75 s). Those get fewer records.
     """
-    if not sp.issparse(P) or P.shape[0] > COST_EVERY_MAX_N:
+    if not sp.issparse(P):
+        return (10 if P.shape[0] >= SPARSER_DENSE_COST_MIN_N else 5) * COST_EVERY
+    if P.shape[0] > COST_EVERY_MAX_N:
         return 5 * COST_EVERY
     return COST_EVERY
 

@@ -132,8 +132,9 @@ class LocalOrder(NamedTuple):
 
 
 def _p_log_p(P):
-    values = P.data if sp.issparse(P) else P[P > 0]
-    return float(np.sum(values * np.log(values)))
+    if sp.issparse(P):
+        return float(np.sum(P.data * np.log(P.data)))
+    return kernels.dense_p_log_p(P)
 
 
 class HSSNEObjective(Objective):

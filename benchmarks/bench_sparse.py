@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import time
 import tracemalloc
+
+from bench_mbed import configure_threads  # stdlib only: safe before NumPy is imported
 
 MB = 2.0 ** 20
 
@@ -66,14 +67,6 @@ def parse_args(argv=None):
                    help="smoke run: 300 documents, 1000 terms (numbers not meaningful)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
-
-
-def configure_threads(threads):
-    """Set the thread pools before NumPy and Numba are imported."""
-    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "MKL_NUM_THREADS"):
-        os.environ[var] = str(threads)
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 def timed(fn):

@@ -3,7 +3,9 @@
 
 For each data set (scikit-learn's digits; USPS from
 ``../shared/data/usps_full/data.npz`` when it exists, a random subset of
-``--usps-points``), one random 80/20 split. Each library, in its own
+``--usps-points``), ``--splits`` stratified random 80/20 splits (default 5),
+the same for both libraries; accuracies are reported as mean ± standard error
+with the paired difference, times as medians. Each library, in its own
 subprocess, fits its default t-SNE on the 80% (nbembed: ``HSSNE()``, alpha = 1,
 perplexity 30; openTSNE: ``TSNE()``), then places the 20% with its own
 ``transform`` at its defaults (openTSNE: perplexity 5 over 25 neighbours,
@@ -48,7 +50,9 @@ def parse_args(argv=None):
     p.add_argument("--usps-points", type=int, default=5000,
                    help="random USPS points to split (default 5000)")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the first split")
+    p.add_argument("--splits", type=int, default=5,
+                   help="random 80/20 splits, seeds seed, seed + 1, ... (default 5)")
     p.add_argument("--markdown", type=pathlib.Path, help="also write the table here")
     p.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
     p.add_argument("--data", type=pathlib.Path, help=argparse.SUPPRESS)
@@ -109,7 +113,7 @@ def child(args):
     args.out.write_text(json.dumps(result))
 
 
-def run_child(library, split_path, args):
+def run_child(library, split_path, args, seed):
     env = dict(os.environ, NUMBA_NUM_THREADS=str(args.threads),
                OMP_NUM_THREADS=str(args.threads), OMP_WAIT_POLICY="passive",
                PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
@@ -117,7 +121,7 @@ def run_child(library, split_path, args):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "result.json"
         subprocess.run([sys.executable, __file__, "--child", library, "--data", str(split_path),
-                        "--out", str(out), "--seed", str(args.seed),
+                        "--out", str(out), "--seed", str(seed),
                         "--threads", str(args.threads)], env=env, check=True)
         return json.loads(out.read_text())
 
@@ -128,30 +132,50 @@ def main(argv=None):
         child(args)
         return
     from sklearn.model_selection import train_test_split
-    rng = np.random.default_rng(args.seed)
-    lines = ["| data | n train / new | method | 10-NN accuracy of new points | fit (s) | "
-             "transform (s per 1000 new points) |", "|---|---|---|---|---|---|"]
+    lines = ["| data | n train / new | method | 10-NN accuracy of new points, mean ± s.e. | "
+             "fit (s, median) | transform (s per 1000 new points, median) |",
+             "|---|---|---|---|---|---|"]
+    notes = []
     for name in args.datasets:
-        loaded = load(name, args.usps_points, rng)
-        if loaded is None:
+        results = {library: [] for library in ("input space", *LIBRARIES)}
+        size = None
+        for split in range(args.splits):
+            seed = args.seed + split
+            loaded = load(name, args.usps_points, np.random.default_rng(seed))
+            if loaded is None:
+                break
+            X, y = loaded
+            X_train, X_test, y_train, y_test = train_test_split(
+                X, y, test_size=0.2, random_state=seed, stratify=y)
+            size = f"{len(X_train)} / {len(X_test)}"
+            results["input space"].append(dict(accuracy=knn_accuracy(X_train, y_train, X_test,
+                                                                     y_test)))
+            with tempfile.TemporaryDirectory() as tmp:
+                split_path = pathlib.Path(tmp) / "split.npz"
+                np.savez(split_path, X_train=X_train, X_test=X_test, y_train=y_train,
+                         y_test=y_test)
+                for library in LIBRARIES:
+                    results[library].append(run_child(library, split_path, args, seed))
+                    print(f"{name} split {split} {library}: {results[library][-1]}",
+                          file=sys.stderr, flush=True)
+        if size is None:
             continue
-        X, y = loaded
-        X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=0.2, random_state=args.seed, stratify=y)
-        size = f"{len(X_train)} / {len(X_test)}"
-        lines.append(f"| {name} | {size} | input space | "
-                     f"{knn_accuracy(X_train, y_train, X_test, y_test):.3f} | | |")
-        with tempfile.TemporaryDirectory() as tmp:
-            split_path = pathlib.Path(tmp) / "split.npz"
-            np.savez(split_path, X_train=X_train, X_test=X_test, y_train=y_train,
-                     y_test=y_test)
-            for library in LIBRARIES:
-                r = run_child(library, split_path, args)
-                method = "HSSNE(alpha=1)" if library == "nbembed" else "TSNE()"
-                lines.append(f"| {name} | {size} | {library} {method} | {r['accuracy']:.3f} | "
-                             f"{r['fit_seconds']:.1f} | {r['seconds_per_1000']:.2f} |")
-                print(lines[-1], flush=True)
-    table = "\n".join(lines)
+        for library, rows in results.items():
+            accuracy = np.array([r["accuracy"] for r in rows])
+            spread = accuracy.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else np.nan
+            label = {"nbembed": "nbembed HSSNE(alpha=1)", "openTSNE": "openTSNE TSNE()"}.get(
+                library, library)
+            times = ("| |" if library == "input space" else
+                     f"| {np.median([r['fit_seconds'] for r in rows]):.2f} | "
+                     f"{np.median([r['seconds_per_1000'] for r in rows]):.2f} |")
+            lines.append(f"| {name} | {size} | {label} | {accuracy.mean():.4f} ± {spread:.4f} "
+                         f"{times}")
+        diff = np.array([a["accuracy"] - b["accuracy"]
+                         for a, b in zip(results["nbembed"], results["openTSNE"])])
+        diff_se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
+        notes.append(f"{name}: nbembed - openTSNE accuracy over {len(diff)} paired splits: "
+                     f"{diff.mean():+.4f} ± {diff_se:.4f} (mean ± s.e.)")
+    table = "\n".join(lines + [""] + notes)
     print(table)
     if args.markdown:
         args.markdown.write_text(table + "\n")

@@ -165,7 +165,7 @@ def main(argv=None):
             spread = accuracy.std(ddof=1) / np.sqrt(len(rows)) if len(rows) > 1 else np.nan
             label = {"nbembed": "nbembed HSSNE(alpha=1)", "openTSNE": "openTSNE TSNE()"}.get(
                 library, library)
-            times = ("| |" if library == "input space" else
+            times = ("| | |" if library == "input space" else
                      f"| {np.median([r['fit_seconds'] for r in rows]):.2f} | "
                      f"{np.median([r['seconds_per_1000'] for r in rows]):.2f} |")
             lines.append(f"| {name} | {size} | {label} | {accuracy.mean():.4f} ± {spread:.4f} "

@@ -160,8 +160,7 @@ REGISTRY = (
         check_params=dict(n_neighbors=3.0, max_iter=10, anneal_iter=0, random_state=0,
                           learning_metric=LearningMetric(n_components=2, sigma=1.0, cv=2,
                                                          max_iter=20, random_state=0)),
-        # check_transformer_general passes only because this map is tiny (its atol is 0.01).
-        expected_failed_checks={"check_transformer_data_not_an_array": _TRANSFORM_IS_NOT_FIT}),
+        expected_failed_checks=_TRANSFORM_CHECKS),
     MethodSpec(
         "pe", ParametricEmbedding, "class posteriors",
         "Parametric Embedding; the input holds class posteriors (rows sum to 1)",

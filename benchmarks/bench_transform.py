@@ -9,8 +9,9 @@ with the paired difference, times as medians. Each library, in its own
 subprocess, fits its default t-SNE on the 80% (nbembed: ``HSSNE()``, alpha = 1,
 perplexity 30; openTSNE: ``TSNE()``), then places the 20% with its own
 ``transform`` at its defaults (openTSNE: perplexity 5 over 25 neighbours,
-median start, 250 steps; nbembed: the fitted perplexity over 3 * perplexity
-neighbours, weighted-mean start, at most 100 fixed-point steps).
+median start, 250 steps; nbembed: perplexity 5 over 15 neighbours, the
+smaller of 5 and the fitted perplexity, weighted-mean start, at most 100
+fixed-point steps).
 
 Reported per library: the 10-NN accuracy of the held-out points classified by
 the training points' labels in the map, the time to fit, and the time per 1000

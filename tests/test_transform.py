@@ -221,6 +221,37 @@ def test_bad_input_is_refused_clearly(fitted_hssne, digits_split):
         Mbed().predict(X_new)
 
 
+def test_placement_perplexity_defaults_to_five_and_can_be_chosen(fitted_hssne, digits_split):
+    _, _, X_new, _ = digits_split
+    default = fitted_hssne._new_points
+    assert default.perplexity == new_points.NEW_POINT_PERPLEXITY == 5.0
+    assert default.n_neighbors == 15
+    Y = fitted_hssne.transform(X_new)
+    assert np.array_equal(fitted_hssne.transform(X_new, perplexity=5), Y)
+    wide = fitted_hssne.transform(X_new, perplexity=20)
+    assert not np.allclose(wide, Y)
+    # The fitted perplexity, when it is below 5, stays.
+    small = HSSNE(perplexity=3, max_iter=50, random_state=0).fit(digits_split[0][:100])
+    assert small._new_points.perplexity == 3.0
+    # NeRV's neighbourhoods span every training point whatever the perplexity.
+    nerv = NeRV(n_neighbors=15, max_iter=5, anneal_iter=2, random_state=0).fit(
+        digits_split[0][:100])
+    assert nerv._new_points.with_perplexity(4).n_neighbors == 100
+
+
+def test_bad_placement_perplexity_is_refused(fitted_hssne, digits_split):
+    X_new = digits_split[2][:5]
+    with pytest.raises(ValueError, match=r"perplexity must be in \[1, inf\)"):
+        fitted_hssne.transform(X_new, perplexity=0.5)
+    with pytest.raises(ValueError, match="too large for the 400 training points"):
+        fitted_hssne.transform(X_new, perplexity=400)
+    with pytest.raises(TypeError, match="perplexity must be a real number"):
+        fitted_hssne.transform(X_new, perplexity="5")
+    mbed = Mbed(n_classes=3, max_iter=40, random_state=0).fit(digits_split[0][:100])
+    with pytest.raises(ValueError, match="fixed width sigma"):
+        mbed.transform(X_new, perplexity=5)
+
+
 def test_precomputed_affinities_cannot_place_new_points(digits_split):
     X = digits_split[0][:60]
     A = np.exp(-pairwise_distances(X) ** 2 / 2000.0)

@@ -17,7 +17,7 @@ from .._validation import check_cosine_rows, check_data, check_dense_allowed, ch
     check_number, check_option, check_random_state, check_sparse_metric, \
     check_square_nonnegative
 from ..optim.pinning import check_indices
-from ._new_points import check_new_points
+from ._new_points import check_new_points, check_placement_perplexity
 
 #: Standard deviation of the first coordinate of a PCA or random start, as in
 #: scikit-learn and openTSNE: small, so early exaggeration can form clusters.
@@ -100,11 +100,11 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         places new points with, or None where they cannot be placed."""
         return None
 
-    def transform(self, X):
+    def transform(self, X, *, perplexity=None):
         """Place new points against the fitted map without moving it.
 
         Each new point gets an input neighbourhood over its nearest training
-        points, calibrated as in the fit (the fitted perplexity or width),
+        points (calibrated to a perplexity, or with Mbed's fitted width),
         starts at the weighted mean of their positions and minimizes its own
         cost against the fixed ``embedding_`` with the method's output kernel.
         New points do not interact: each lands where it would alone. A training
@@ -118,6 +118,14 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             the training points, shape (n_new, n_train). Sparse or dense
             whichever the training data were, where the estimator takes sparse
             data and its metric is "euclidean" or "cosine".
+        perplexity : float, optional
+            Perplexity of the new points' neighbourhoods, over 3 * perplexity
+            training neighbours (NeRV and SNeRV: over all training points).
+            By default the smaller of 5 and the fitted perplexity for HSSNE and
+            SNE (a new point belongs with its closest training points; at the
+            fit's 30, a point between two clusters is pulled to their mean),
+            the fitted ``n_neighbors`` for NeRV and SNeRV. Mbed places points
+            with its fitted width sigma and takes no perplexity.
 
         Returns
         -------
@@ -128,8 +136,9 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         NotFittedError
             Before ``fit``.
         ValueError
-            For a wrong number of features, NaN or infinity, or a fit on
-            precomputed affinities.
+            For a wrong number of features, NaN or infinity, a fit on
+            precomputed affinities, or a perplexity that is not in
+            [1, number of training points).
         """
         check_is_fitted(self, "embedding_")
         new_points = getattr(self, "_new_points", None)
@@ -138,6 +147,7 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                              f"precomputed affinities (affinity='precomputed'), which relate "
                              f"no new point to the training points. Fit it on data, or on "
                              f"dissimilarities with metric='precomputed'.")
+        new_points = check_placement_perplexity(new_points, perplexity, self)
         return new_points.transform(check_new_points(self, X))
 
     def _store_fitted(self, run):

@@ -5,8 +5,9 @@ A fitted estimator keeps a :class:`NewPoints`: the training data (or nothing
 but their number, for precomputed dissimilarities), the embedding and the
 calibration of the fit. For every new point it
 
-1. finds its k nearest training points and calibrates p_{j|new} over them as
-   the fit did (the fitted perplexity, or Mbed's fixed width sigma);
+1. finds its k nearest training points and calibrates p_{j|new} over them:
+   to a perplexity (HSSNE and SNE: the smaller of ``NEW_POINT_PERPLEXITY``
+   and the fitted one; NeRV: the fitted one) or with Mbed's fixed width sigma;
 2. starts at the p-weighted mean of their positions;
 3. minimizes the point's own cost against the fixed map
    (:class:`~nbembed.objectives.placement.PlacementObjective`) by the
@@ -21,6 +22,7 @@ Cost: O(m n d) per iteration for m new points against n reference points
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -30,11 +32,16 @@ from sklearn.metrics.pairwise import euclidean_distances
 
 from .. import _config
 from .._kernels.rows import cross_squared_distances
-from .._validation import check_cosine_rows, check_data, check_sparse_metric
+from .._validation import check_cosine_rows, check_data, check_number, check_sparse_metric
 from ..affinity.fixed_width import fixed_width_rows
 from ..affinity.perplexity import calibrate
 from ..objectives.placement import PlacementObjective
 
+#: Largest perplexity of a new point's neighbourhood for HSSNE and SNE. A new point
+#: belongs with its closest training points; calibrated to a fit's perplexity of 30, a
+#: point between two clusters is pulled to their mean. Chosen on inner 80/20 splits of
+#: training data only (docs/arrange.md, "New points"); openTSNE's transform uses 5 too.
+NEW_POINT_PERPLEXITY = 5.0
 #: Most iterations of the placement (openTSNE's transform takes 250 gradient steps;
 #: the fixed-point step needs fewer).
 MAX_ITER = 100
@@ -91,6 +98,16 @@ class NewPoints:
         self.alpha = float(alpha)
         self.tradeoff = float(tradeoff)
         self.input_precision = input_precision
+
+    def with_perplexity(self, perplexity):
+        """A copy whose new points' neighbourhoods are calibrated to ``perplexity``:
+        over 3 * perplexity neighbours, or over all reference points where this
+        one uses all of them (NeRV)."""
+        placer = copy.copy(self)
+        placer.perplexity = float(perplexity)
+        if self.n_neighbors < self.n_reference:
+            placer.n_neighbors = int(min(math.ceil(3 * perplexity), self.n_reference))
+        return placer
 
     # -- input neighbourhoods ------------------------------------------------------------
     def neighbours(self, X):
@@ -235,14 +252,31 @@ def check_new_points(estimator, X):
     return X
 
 
+def check_placement_perplexity(new_points, perplexity, estimator):
+    """``new_points`` calibrated to a perplexity the caller gave, or a clear error."""
+    if perplexity is None:
+        return new_points
+    name = type(estimator).__name__
+    if new_points.perplexity is None:
+        raise ValueError(f"{name} places new points with its fixed width sigma, not a "
+                         f"perplexity; call transform(X) without perplexity.")
+    perplexity = check_number(perplexity, "perplexity", low=1.0)
+    if perplexity >= new_points.n_reference:
+        raise ValueError(f"perplexity = {perplexity:g} is too large for the "
+                         f"{new_points.n_reference} training points: it must be less than the "
+                         f"number of training points. Use a smaller perplexity (5 to 50).")
+    return new_points.with_perplexity(perplexity)
+
+
 def perplexity_new_points(estimator, X, *, alpha):
-    """:class:`NewPoints` of an SNE-family fit: p calibrated to the estimator's
-    perplexity over 3 * perplexity neighbours, output kernel of tail ``alpha``."""
+    """:class:`NewPoints` of an SNE-family fit: p calibrated to the smaller of
+    ``NEW_POINT_PERPLEXITY`` and the estimator's perplexity over 3 * perplexity
+    neighbours, output kernel of tail ``alpha``."""
     from ._base import validate_input
 
     metric = estimator.metric
     X = validate_input(X, min_samples=4, metric=metric, sparse_rows=True)
-    perplexity = float(estimator.perplexity)
+    perplexity = min(NEW_POINT_PERPLEXITY, float(estimator.perplexity))
     return NewPoints(None if metric == "precomputed" else X, estimator.embedding_,
                      n_neighbors=math.ceil(3 * perplexity), perplexity=perplexity,
                      metric=metric, alpha=alpha)

@@ -1,5 +1,7 @@
 """The Explorer's live read-outs (nbembed.widget.quality) and its Step command."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -91,6 +93,39 @@ def test_explorer_quality_updates_as_the_run_proceeds(make_explorer):
     Y = ex.embedding
     assert wait_for(lambda: ex.quality["iteration"] == ex.run.iteration)
     assert ex.quality["trustworthiness"] == pytest.approx(metrics.trustworthiness(X, Y, K))
+
+
+def test_read_outs_are_computed_beside_the_steps_and_current_when_idle(make_explorer,
+                                                                       monkeypatch):
+    from nbembed.widget import teaching
+
+    threads = []
+    publish = teaching.Teaching._publish_quality
+
+    def recording(self, *snapshot):
+        threads.append(threading.current_thread().name)
+        return publish(self, *snapshot)
+    monkeypatch.setattr(teaching.Teaching, "_publish_quality", recording)
+    X, y = blobs(80)
+    ex = make_explorer(X=X, labels=y, method=FakeMethod(seconds_per_iteration=1e-3))
+    assert wait_for(lambda: "nbembed-read-outs" in threads)  # while stepping: no frame waits
+    ex.pause()
+    ex.wait(timeout=30)
+    # Going idle, the worker waits for an update in flight and scores the last iteration.
+    assert wait_for(lambda: ex.quality["iteration"] == ex.run.iteration)
+    assert threads[-1] == "nbembed-explorer"
+
+
+def test_step_calls_are_sized_to_the_frame_rate(make_explorer):
+    from nbembed.widget.frames import STEP_SHARE_OF_FRAME
+    from nbembed.widget.worker import STEP_SECONDS
+
+    ex = make_explorer(autostart=False)
+    assert ex._worker.step_seconds == STEP_SECONDS  # 25 frames/s leave it as it is
+    ex.frame_rate = 60.0
+    assert ex._worker.step_seconds == pytest.approx(STEP_SHARE_OF_FRAME / 60.0)
+    ex.frame_rate = 10.0
+    assert ex._worker.step_seconds == STEP_SECONDS
 
 
 def test_step_advances_exactly_n_iterations_while_paused(make_explorer):

@@ -261,6 +261,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
                                  on_status=self._on_status, on_warning=self._warn,
                                  on_work=self._on_work,
                                  extra_iterations=extra_iterations)
+        self._size_steps_to_frames()
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)
 

@@ -21,10 +21,16 @@ import traitlets
 from . import arguments, palette
 from .traits import FLOAT32, UINT16, encode
 from .view import VIEWS, DisplayMap, PlaneView, normalize, normalization
+from .worker import STEP_SECONDS
 
 #: Upper limit on the bytes per second of position updates: with many points,
 #: frames are sent less often than ``frame_rate``.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
+
+#: Share of the time between two frames that one step call aims at; the rest is
+#: for sending the frame. At the default 25 frames/s the worker's own
+#: ``STEP_SECONDS`` is shorter and is kept.
+STEP_SHARE_OF_FRAME = 0.8
 
 #: Colourings from a run's class memberships: the most probable class, and its
 #: probability (how sure the method is of it).
@@ -229,6 +235,16 @@ class FrameStream(traitlets.HasTraits):
             raise traitlets.TraitError(f"frame_rate must be in (0, 60] frames per second; got "
                                        f"{value!r}.")
         return value
+
+    @traitlets.observe("frame_rate")
+    def _frame_rate_changed(self, change):
+        self._size_steps_to_frames()
+
+    def _size_steps_to_frames(self):
+        """Step calls short enough that every frame the rate allows shows a new iteration."""
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.step_seconds = min(STEP_SECONDS, STEP_SHARE_OF_FRAME / self.frame_rate)
 
     @traitlets.observe("view", "color_by")
     def _display_changed(self, change):

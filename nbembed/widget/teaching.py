@@ -1,15 +1,24 @@
 """Read-outs and stepping of :class:`~nbembed.widget.Explorer` (teaching mode).
 
 A mixin: it uses the Explorer's traits, lock, worker, data, method and
-labels, and the force arrows (:mod:`~nbembed.widget.arrows`). The quality read-outs (:mod:`~nbembed.widget.quality`) are computed
-in the worker thread between two step calls (the worker's ``on_work``
-callback), so they never run beside a step and never hold up a frame for
-longer than one update.
+labels, and the force arrows (:mod:`~nbembed.widget.arrows`).
+
+The quality read-outs (:mod:`~nbembed.widget.quality`) take about 0.1 s on
+their sample. While the run steps they are computed in a thread of their own
+from a copy of the embedding taken between two step calls, so no frame waits
+for them (on Linux that thread runs at the lowest CPU priority, so that where
+cores are few it takes the time the steps leave over); when the worker goes
+idle (paused, done, or after ``step(n)``) they are computed in the worker
+thread, after any update still in flight, so that ``quality`` then shows the
+run's current iteration.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import threading
 
 import traitlets
 
@@ -76,6 +85,11 @@ class Teaching(traitlets.HasTraits):
                 self._warn(f"{part} turned off ({type(err).__name__}: {err}).")
 
     def _update_quality(self, run, idle):
+        readout = self.__dict__.get("_readout")
+        if readout is not None and readout.is_alive():
+            if not idle:
+                return  # one update at a time; the next one is due later anyway
+            readout.join()
         monitor = self._quality_monitor()
         if run is not getattr(self, "_quality_run", None):  # a restart: a new history
             monitor.reset()
@@ -85,7 +99,38 @@ class Teaching(traitlets.HasTraits):
         state = (tuple(sorted(run.get_params().items())), len(self.annotations))
         if not monitor.due(int(run.iteration), idle=idle, state=state):
             return
-        values = monitor.update(run.embedding, int(run.iteration), self._labels,
-                                last_cost(run.history), state=state)
+        snapshot = (monitor, run.embedding, int(run.iteration), self._labels,
+                    last_cost(run.history), state)
+        if idle:
+            self._publish_quality(*snapshot)
+            return
+        self._readout = threading.Thread(target=self._background_quality, args=snapshot,
+                                         name="nbembed-read-outs", daemon=True)
+        self._readout.start()
+
+    def _publish_quality(self, monitor, embedding, iteration, labels, cost, state):
+        values = monitor.update(embedding, iteration, labels, cost, state=state)
         with self._sync_lock:
-            self.quality = values
+            if monitor is self.__dict__.get("_monitor"):  # not replaced by new points
+                self.quality = values
+
+    def _background_quality(self, *snapshot):
+        """The read-outs' own thread: a failure turns them off, as in ``_on_work``."""
+        lower_this_threads_priority()
+        try:
+            self._publish_quality(*snapshot)
+        except Exception as err:
+            logger.exception("nbembed Explorer: Quality read-outs failed")
+            self.__dict__.setdefault("_failed_parts", set()).add("Quality read-outs")
+            self._warn(f"Quality read-outs turned off ({type(err).__name__}: {err}).")
+
+
+def lower_this_threads_priority():
+    """Give the calling thread the lowest CPU priority (Linux, where a thread id
+    names one thread to ``setpriority``; elsewhere nothing happens)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except OSError:  # not allowed here: the thread keeps its priority
+        pass

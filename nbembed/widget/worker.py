@@ -459,6 +459,15 @@ class RunWorker:
         """Iterations in the next step call."""
         return self._sizer.k
 
+    @property
+    def step_seconds(self):
+        """Target duration of one step call (see :class:`StepSizer`)."""
+        return self._sizer.step_seconds
+
+    @step_seconds.setter
+    def step_seconds(self, value):
+        self._sizer.step_seconds = float(value)
+
     def _compiling(self, active):
         """Say "compiling" while Numba compiles, then what was said before."""
         if active:

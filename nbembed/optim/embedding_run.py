@@ -7,6 +7,12 @@ every update for non-finite values and, for the fixed-point optimizer,
 watches the cost: on divergence it restores the last good embedding, damps
 the step and carries on, so a user never sees NaN.
 
+With ``tol`` > 0 a run stops early once it has converged: after early
+exaggeration, when its cost changed by at most ``tol`` of itself per iteration
+over each of its last ``CONVERGED_WINDOWS`` recording intervals (at least
+``CONVERGED_MIN_ITERATIONS`` iterations in all). A change of the objective,
+pins or moved points let it go on.
+
 Pinned points get a zero gradient and no momentum, so neither optimizer moves
 them. Without pins the embedding's mean is held where it is (at the origin
 after the first iteration, or where points moved by hand put it); pins fix the
@@ -26,6 +32,11 @@ from .run import DIVERGENCE_RISE, ObjectiveRun
 from .schedules import EarlyExaggeration
 
 logger = logging.getLogger("nbembed")
+
+#: Recording intervals in a row over which the cost must have settled to stop.
+CONVERGED_WINDOWS = 2
+#: Fewest iterations those intervals must span together.
+CONVERGED_MIN_ITERATIONS = 100
 
 class EmbeddingRun(ObjectiveRun):
     """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
@@ -63,13 +74,17 @@ class EmbeddingRun(ObjectiveRun):
     max_step_norm : float or None
         Longest step of a point per iteration of the gradient optimizer
         (see :class:`MomentumGains`).
+    tol : float
+        Stop once the cost has settled to this relative change per iteration
+        (see the module's docstring); 0 never stops early.
     """
 
     def __init__(self, objective, Y0, *, n_iter, optimizer, learning_rate,
                  exaggeration_learning_rate=None,
                  exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
-                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None):
+                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None, tol=0.0):
         super().__init__(objective, n_iter=n_iter)
+        self.tol = float(tol)
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.schedule = EarlyExaggeration(
@@ -113,12 +128,22 @@ class EmbeddingRun(ObjectiveRun):
         """Step sizes of the gradient optimizer during and after early exaggeration."""
         return self.schedule.learning_rates
 
+    @property
+    def done(self):
+        """True once the default schedule is complete or the run has converged."""
+        return self.converged or super().done
+
+    @property
+    def remaining(self):
+        return 0 if self.converged else super().remaining
+
     # -- control -------------------------------------------------------------
     def _objective_changed(self):
         # Old momentum and the divergence baseline belong to the old objective.
         self._gradient_descent.reset()
         self._fixed_point.reset()
         self._good_cost = None
+        self.converged = False
 
     # -- internals -----------------------------------------------------------
     def _point_variables(self):
@@ -142,6 +167,8 @@ class EmbeddingRun(ObjectiveRun):
         self._gradient_descent.gains[:, indices] = 1.0
         self._good_Yt[:, indices] = self._Yt[:, indices]
         self._centre = self._Yt.mean(axis=1, keepdims=True)
+        self._watch_cost_from_here()  # convergence is judged afresh from here
+        self.converged = False
 
     def _moved(self, indices):
         self._pins_changed(indices)
@@ -185,6 +212,33 @@ class EmbeddingRun(ObjectiveRun):
         grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
         self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
                             optimizer=phase.optimizer)
+        if self.tol > 0 and self._settled():
+            self.converged = True
+            logger.info("%s converged at iteration %d (cost %.5f).", self.name,
+                        self.iteration, cost)
+
+    def _settled(self):
+        """Whether the cost changed by at most ``tol`` of itself per iteration over
+        each of the last ``CONVERGED_WINDOWS`` intervals between records since the
+        current objective took over (after early exaggeration)."""
+        if self._start_cost is None or not math.isfinite(self._start_cost):
+            return False
+        records = []  # the last records, one per iteration, newest first
+        for record in reversed(self.history):
+            if len(records) > CONVERGED_WINDOWS or record["iteration"] < self._start_iteration:
+                break
+            if not records or record["iteration"] < records[-1]["iteration"]:
+                records.append(record)
+        records.reverse()
+        if (len(records) < CONVERGED_WINDOWS + 1
+                or records[-1]["iteration"] - records[0]["iteration"] < CONVERGED_MIN_ITERATIONS):
+            return False
+        for before, after in zip(records, records[1:]):
+            change = abs(after["cost"] - before["cost"])
+            iterations = after["iteration"] - before["iteration"]
+            if not change <= self.tol * iterations * abs(after["cost"]):
+                return False
+        return True
 
     def _watch_cost_from_here(self):
         # Early exaggeration minimizes another cost (and raises this one as

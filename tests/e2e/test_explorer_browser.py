@@ -75,8 +75,8 @@ from nbembed.widget import Explorer
 
 X = load_digits().data[:{n_points}]
 """, f"""
-# A schedule far longer than any test, so frames keep coming.
-ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=100_000_000, random_state=0{schedule}),
+# A schedule far longer than any test and no convergence stop, so frames keep coming.
+ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=100_000_000, tol=0, random_state=0{schedule}),
               class_names=[str(k) for k in range(10)], autostart={autostart})
 ex
 """]

@@ -104,7 +104,7 @@ from nbembed.widget.traits import FLOAT32, decode
 
 X = load_digits().data[:300]
 """, """
-ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=100_000_000, random_state=0))
+ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=100_000_000, tol=0, random_state=0))
 ex
 """]
 

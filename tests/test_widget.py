@@ -395,6 +395,29 @@ def test_worker_throttles_frames_and_adapts_its_step(make_explorer):
     assert ex.status == "running"
 
 
+def test_frames_keep_the_allowed_rate_on_average_between_step_calls(make_explorer,
+                                                                    monkeypatch):
+    from nbembed.widget import frames
+
+    ex = make_explorer(frame_rate=8, autostart=False)
+    clock = [1000.0]
+    monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
+    ex._credit, ex._credit_time = 0.0, clock[0]
+    # Step calls every 50 ms against a frame every 125 ms: waiting for a whole
+    # interval after each frame would send one every third call (6.7/s); the
+    # credit sends 8/s, never two in a row.
+    allowed = []
+    for _ in range(200):  # 10 s
+        clock[0] += 0.05
+        allowed.append(ex._frame_allowed(False))
+    assert 79 <= sum(allowed) <= 80  # 80 but for rounding
+    assert not any(a and b for a, b in zip(allowed, allowed[1:]))
+    # After a long pause at most FRAME_CREDIT frames go back to back.
+    clock[0] += 60.0
+    burst = [ex._frame_allowed(False) for _ in range(5)]
+    assert burst == [True] * int(frames.FRAME_CREDIT) + [False] * (5 - int(frames.FRAME_CREDIT))
+
+
 def test_a_forced_frame_does_not_hold_back_the_next_one(make_explorer):
     ex = make_explorer(frame_rate=1, autostart=False)
     wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)
@@ -1034,7 +1057,8 @@ def test_a_queued_change_ends_the_step_call_after_the_current_iteration():
 def test_step_sizer_amortizes_a_fixed_cost_per_call():
     from nbembed.widget.worker import MAX_STEP_SECONDS, StepSizer
 
-    for per_call, per_iteration, expected in ((0.072, 0.0036, 40), (0.006, 0.0003, 80),
+    # A large fixed cost: calls as long as MAX_STEP_SECONDS allows (0.1 s: 7 iterations).
+    for per_call, per_iteration, expected in ((0.072, 0.0036, 7), (0.006, 0.0003, 80),
                                               (0.0, 0.001, 30)):
         sizer = StepSizer(step_seconds=0.03)
         sizer.update(1, 20.0)  # the first call compiles: ignored

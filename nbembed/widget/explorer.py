@@ -16,7 +16,6 @@ the constructor's arguments are checked in :mod:`~nbembed.widget.arguments`.
 from __future__ import annotations
 
 import logging
-import math
 import pathlib
 import threading
 import time
@@ -239,7 +238,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         if data is not None:
             self._user_colorings.update(arguments.check_data(data, n))
             self._user_values.update({str(c): np.asarray(data[c]) for c in data.keys()})
-        self._last_publish = -math.inf
+        self._credit, self._credit_time = 1.0, time.monotonic()  # frames allowed now
         self._display_maps = {}
         self.frames_sent = 0
         self.skipped_frames = 0

@@ -27,6 +27,10 @@ from .worker import STEP_SECONDS
 #: frames are sent less often than ``frame_rate``.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
 
+#: Most frames of credit the stream may save up (see ``FrameStream._frame_allowed``):
+#: after a pause, at most this many frames go out back to back.
+FRAME_CREDIT = 2.0
+
 #: Share of the time between two frames that one step call aims at; the rest is
 #: for sending the frame. At the default 25 frames/s the worker's own
 #: ``STEP_SECONDS`` is shorter and is kept.
@@ -95,8 +99,7 @@ class FrameStream(traitlets.HasTraits):
             self._show_controls(run)
         if len(self.annotations) != self._ann_seen:
             self.update_annotations()
-        now = time.monotonic()
-        if not force and now - self._last_publish < self._publish_interval():
+        if not self._frame_allowed(force):
             return
         if force and not self._worker.has_pending_params:
             self._set_params_from_run(run.get_params())
@@ -109,11 +112,30 @@ class FrameStream(traitlets.HasTraits):
             anchors = None
         self._snapshot = Snapshot(Y, anchors, membership, int(run.iteration),
                                  last_cost(run.history))
-        # A forced frame (after a change, or on going idle) lets the next one through
-        # at once: that one shows the first iteration under the change. Forced frames
-        # come at most once per step call, so the stream stays bounded.
-        self._last_publish = -math.inf if force else now
         self._publish()
+
+    def _frame_allowed(self, force):
+        """Whether a frame may go out now, by a credit of frames that grows at the
+        allowed rate (``_publish_interval``) up to ``FRAME_CREDIT``: sent after
+        whichever step call brings the credit to one, frames keep that rate on
+        average instead of losing up to a call's time each.
+
+        A forced frame (after a change, or on going idle) always goes and leaves a
+        whole frame of credit, so the next one, the first iteration under the
+        change, goes at once too. Forced frames come at most once per step call,
+        so the stream stays bounded.
+        """
+        now = time.monotonic()
+        earned = (now - self._credit_time) / self._publish_interval()
+        self._credit = min(FRAME_CREDIT, self._credit + earned)
+        self._credit_time = now
+        if force:
+            self._credit = max(self._credit, 1.0)
+            return True
+        if self._credit < 1.0:
+            return False
+        self._credit -= 1.0
+        return True
 
     def _publish_interval(self):
         payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)

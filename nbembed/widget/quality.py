@@ -27,7 +27,8 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 
 from .._validation import check_data
-from ..metrics import _chunk_rows, _neighbours, _trust_from_neighbours, knn_error
+from .._kernels.ranks import distance_rank_penalty, embedding_rank_penalty
+from ..metrics import _neighbours, knn_error
 
 #: Most points the scores are computed on.
 SAMPLE_SIZE = 2000
@@ -102,7 +103,7 @@ class QualityMonitor:
 
     def _input_space(self):
         if self._input is None:
-            m, sample = len(self.sample), self.sample
+            sample = self.sample
             if self.metric == "precomputed":
                 rows = _rows(self._X, sample)
                 rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
@@ -112,7 +113,8 @@ class QualityMonitor:
                 Xs = check_data(_rows(self._X, sample), name="X", allow_sparse=True)
                 D = pairwise_distances(Xs, metric=self.metric)
                 nbrs = _neighbours(Xs, self.k, self.metric) if self.k else None
-            self._input = (D, nbrs, _chunk_rows(None, m))
+            nbrs = None if nbrs is None else np.ascontiguousarray(nbrs, dtype=np.int64)
+            self._input = (np.ascontiguousarray(D, dtype=np.float64), nbrs)
         return self._input
 
     def scores(self, Y, labels=None, cost=None):
@@ -129,10 +131,13 @@ class QualityMonitor:
         out["cost"] = None if cost is None or not math.isfinite(cost) else float(cost)
         k = self.k
         if k is not None and np.all(np.isfinite(Ys)):
-            D, in_nbrs, chunk = self._input_space()
-            out["trustworthiness"] = float(_trust_from_neighbours(
-                D, "precomputed", _neighbours(Ys, k), k, chunk))
-            out["continuity"] = float(_trust_from_neighbours(Ys, "euclidean", in_nbrs, k, chunk))
+            D, in_nbrs = self._input_space()
+            m = len(self.sample)
+            scale = 2.0 / (m * k * (2.0 * m - 3.0 * k - 1.0))
+            out_nbrs = np.ascontiguousarray(_neighbours(Ys, k), dtype=np.int64)
+            out["trustworthiness"] = 1.0 - scale * distance_rank_penalty(D, out_nbrs, k)
+            out["continuity"] = 1.0 - scale * embedding_rank_penalty(
+                np.ascontiguousarray(Ys.T), in_nbrs, k)
         if labels is not None and np.all(np.isfinite(Ys)):
             ls = np.asarray(labels)[self.sample]
             if np.count_nonzero(ls != -1) >= 2:

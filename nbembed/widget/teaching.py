@@ -3,7 +3,7 @@
 A mixin: it uses the Explorer's traits, lock, worker, data, method and
 labels, and the force arrows (:mod:`~nbembed.widget.arrows`).
 
-The quality read-outs (:mod:`~nbembed.widget.quality`) take about 0.1 s on
+The quality read-outs (:mod:`~nbembed.widget.quality`) take about 20 ms on
 their sample. While the run steps they are computed in a thread of their own
 from a copy of the embedding taken between two step calls, so no frame waits
 for them (on Linux that thread runs at the lowest CPU priority, so that where

@@ -19,6 +19,7 @@ in which the owner may do its own work with the run between two step calls
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -34,8 +35,10 @@ logger = logging.getLogger("nbembed")
 STEP_SECONDS = 0.03
 #: Longest a step call may be made to take so that a fixed cost per call (a
 #: run may evaluate its objective at the end of every call) stays below a
-#: quarter of the time.
-MAX_STEP_SECONDS = 0.25
+#: quarter of the time. Kept short: the cost recorded every few tens of
+#: iterations looks like such a fixed cost to the sizer, and a longer call
+#: would be the longest gap between two frames.
+MAX_STEP_SECONDS = 0.1
 #: Largest number of iterations in one step call.
 MAX_STEP = 1000
 #: Iterations a finished run performs after a change (slider, annotations,
@@ -82,7 +85,7 @@ class StepSizer:
             if slope > 0:
                 g, c = slope, max(intercept, 0.0)
         budget = min(MAX_STEP_SECONDS, max(self.step_seconds, 3 * c))
-        k_next = int(max(1, min(round((budget - c) / g) if budget > c else 1, 2 * k, MAX_STEP)))
+        k_next = int(max(1, min(math.floor((budget - c) / g) if budget > c else 1, 2 * k, MAX_STEP)))
         if k_next == k and np.ptp(ks) == 0 and k < MAX_STEP:
             k_next = k + max(1, k // 2)  # vary k once so that c and g can be told apart
         self.k = k_next

@@ -344,8 +344,11 @@ def run_nbembed(P, Y0, alpha, n_iter, ee_iter, optimizer="auto", momentum=None,
     """
     from nbembed import HSSNE
 
+    # Every schedule runs its whole length (tol=0): the tables compare costs and times
+    # over a fixed number of iterations.
     est = HSSNE(alpha=alpha, affinity="precomputed", optimizer=optimizer, max_iter=n_iter,
-                early_exaggeration_iter=ee_iter, learning_rate=learning_rate, random_state=0)
+                early_exaggeration_iter=ee_iter, learning_rate=learning_rate, tol=0,
+                random_state=0)
     if momentum is not None:
         est.set_params(fixed_point_momentum=momentum)
     run = est.prepare(P, init=Y0)

@@ -171,9 +171,10 @@ def run_nbembed(P, Y0, alpha, args):
     """nbembed on the precomputed P; snapshots every trace_every iterations."""
     from nbembed import HSSNE
 
+    # The whole schedule (tol=0): the comparison is over a fixed number of iterations.
     est = HSSNE(alpha=alpha, affinity="precomputed", max_iter=args.max_iter,
                 early_exaggeration_iter=args.ee_iter, repulsion=args.nbembed_repulsion,
-                optimizer=args.nbembed_optimizer, random_state=0)
+                optimizer=args.nbembed_optimizer, tol=0, random_state=0)
     run = est.prepare(P, init=Y0)
     snaps = [(0, 0.0, 0.0, run.embedding)]
     wall = cpu = 0.0

@@ -67,7 +67,8 @@ def main(argv=None):
         P = synthetic_posteriors(args.objects, args.classes, args.peak, args.rest)
     print(f"{P.shape[0]} objects, {P.shape[1]} classes, mean top probability "
           f"{P.max(axis=1).mean():.3f}")
-    print("| d | mean KL(p ‖ m) | same most probable class | objective (mean, range over seeds) |")
+    print("| d | mean KL(p ‖ m) | same most probable class | "
+          "objective (mean, range over seeds) |")
     print("|---|---|---|---|")
     for d in args.dims:
         rows = []

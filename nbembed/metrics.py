@@ -131,8 +131,11 @@ def _trust(R, R_metric, N, N_metric, k, chunk_size, name):
 def _trust_from_neighbours(R, R_metric, nbrs, k, chunk_size):
     """Trustworthiness-type score from the k neighbours ``nbrs`` (n, k) found in
     one space and the ranks of those neighbours in the other space ``R``."""
-    n = R.shape[0]
-    penalty = _rank_penalty(R, R_metric, nbrs, k, chunk_size)
+    return _trust_from_penalty(_rank_penalty(R, R_metric, nbrs, k, chunk_size), R.shape[0], k)
+
+
+def _trust_from_penalty(penalty, n, k):
+    """The score 1 - 2 / (n k (2n - 3k - 1)) * penalty of a rank penalty over n points."""
     return 1.0 - 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0)) * penalty
 
 

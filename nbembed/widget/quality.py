@@ -28,7 +28,7 @@ from sklearn.metrics import pairwise_distances
 
 from .._validation import check_data
 from .._kernels.ranks import distance_rank_penalty, embedding_rank_penalty
-from ..metrics import _neighbours, knn_error
+from ..metrics import _neighbours, _trust_from_penalty, knn_error
 
 #: Most points the scores are computed on.
 SAMPLE_SIZE = 2000
@@ -133,11 +133,11 @@ class QualityMonitor:
         if k is not None and np.all(np.isfinite(Ys)):
             D, in_nbrs = self._input_space()
             m = len(self.sample)
-            scale = 2.0 / (m * k * (2.0 * m - 3.0 * k - 1.0))
             out_nbrs = np.ascontiguousarray(_neighbours(Ys, k), dtype=np.int64)
-            out["trustworthiness"] = 1.0 - scale * distance_rank_penalty(D, out_nbrs, k)
-            out["continuity"] = 1.0 - scale * embedding_rank_penalty(
-                np.ascontiguousarray(Ys.T), in_nbrs, k)
+            out["trustworthiness"] = _trust_from_penalty(
+                distance_rank_penalty(D, out_nbrs, k), m, k)
+            out["continuity"] = _trust_from_penalty(
+                embedding_rank_penalty(np.ascontiguousarray(Ys.T), in_nbrs, k), m, k)
         if labels is not None and np.all(np.isfinite(Ys)):
             ls = np.asarray(labels)[self.sample]
             if np.count_nonzero(ls != -1) >= 2:

@@ -85,7 +85,8 @@ class StepSizer:
             if slope > 0:
                 g, c = slope, max(intercept, 0.0)
         budget = min(MAX_STEP_SECONDS, max(self.step_seconds, 3 * c))
-        k_next = int(max(1, min(math.floor((budget - c) / g) if budget > c else 1, 2 * k, MAX_STEP)))
+        planned = math.floor((budget - c) / g) if budget > c else 1
+        k_next = int(max(1, min(planned, 2 * k, MAX_STEP)))
         if k_next == k and np.ptp(ks) == 0 and k < MAX_STEP:
             k_next = k + max(1, k // 2)  # vary k once so that c and g can be told apart
         self.k = k_next

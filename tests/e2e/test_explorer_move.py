@@ -96,6 +96,7 @@ def test_dragging_a_point_pins_it_where_it_was_dropped(widget_page, explorer):
 # ------------------------------------------------------------------ in JupyterLab
 
 LAB_CELLS = ["""
+import numba
 import numpy as np
 from sklearn.datasets import load_digits
 from nbembed import HSSNE
@@ -103,6 +104,9 @@ from nbembed.widget import Explorer
 from nbembed.widget.traits import FLOAT32, decode
 
 X = load_digits().data[:300]
+# The endless run keeps one core busy, not both: on a two-core machine the browser
+# otherwise got too little time to draw (one frame in 60 s in one run).
+numba.set_num_threads(1)
 """, """
 ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=100_000_000, tol=0, random_state=0))
 ex

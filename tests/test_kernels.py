@@ -115,7 +115,38 @@ def test_sne_gradient_and_cost_match_reference(rng, d):
     np.testing.assert_allclose(grad.T, ref.sne_grad(Pc, Y), rtol=1e-10, atol=1e-14)
     E = np.exp(-ref.sq_distances(Y))
     np.fill_diagonal(E, 0)
-    np.testing.assert_allclose(sne.sne_normalizers(Yt), E.sum(1), rtol=1e-12)
+    shift, z = sne.sne_normalizers(Yt)
+    assert np.all(shift == 0.0)
+    np.testing.assert_allclose(z, E.sum(1), rtol=1e-12)
+
+
+def test_sne_gradient_stays_finite_for_a_far_point(rng):
+    """A point 100 units from the rest: exp(-tau) of its row underflows, the
+    shifted normalizer does not, and cost and gradient match the reference."""
+    X = rng.normal(size=(25, 4))
+    Pc = ref.conditional_probabilities(ref.sq_distances(X), 5.0)
+    Y = rng.normal(size=(25, 2))
+    Y[3] += 100.0
+    Yt = np.ascontiguousarray(Y.T)
+    M = sp.csr_matrix(Pc + Pc.T)
+    grad = np.empty_like(Yt)
+    partial = sne.sne_gradient(Yt, M.indptr, M.indices, M.data, Pc.sum(1), 1.0, grad)
+    shift, _ = sne.sne_normalizers(Yt)
+    assert shift[3] > 700.0 and np.all(np.delete(shift, 3) == 0.0)
+    values = Pc[Pc > 0]
+    cost = partial + np.sum(values * np.log(values))
+    assert np.isfinite(cost) and np.all(np.isfinite(grad))
+    D2 = ref.sq_distances(Y)
+    np.fill_diagonal(D2, np.inf)
+    logQ = -D2 - np.logaddexp.reduce(-D2, axis=1, keepdims=True)
+    np.fill_diagonal(logQ, 0.0)
+    expected = np.sum(values * np.log(values)) - np.sum(Pc * logQ)
+    assert cost == pytest.approx(expected, rel=1e-10)
+    Q = np.exp(logQ)
+    np.fill_diagonal(Q, 0.0)
+    W = Pc - Q + (Pc - Q).T
+    expected_grad = 2.0 * (W.sum(1)[:, None] * Y - W @ Y)
+    np.testing.assert_allclose(grad.T, expected_grad, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("perp", [2.0, 5.0, 15.0])

@@ -7,7 +7,9 @@ Cost C = sum_i KL(P_i || Q_i); gradient
 
 The attraction uses M = P + P^T in CSR form, so the kernel needs no transpose
 of P; the repulsion is exact over all pairs in two passes (the second needs
-every Z_j).
+every Z_j). A point far from all others would have Z_i underflow to 0; its Z_i
+is kept as exp(-s_i) z_i, shifted by its smallest tau (a log-sum-exp, as in
+:mod:`.mbed`), so the cost and the gradient stay finite.
 """
 
 import math
@@ -16,26 +18,30 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT_PARALLEL
+from .mbed import BIG, exp_neg, shifted_normalizer
 from .reduction import ordered_sum
+from .rows import row_squared_distances
 
 
 @njit(**JIT_PARALLEL)
 def sne_normalizers(Yt):
-    """Z_i = sum_{k != i} exp(-||y_i - y_k||^2) for every i."""
+    """Z_i = sum_{k != i} exp(-||y_i - y_k||^2) for every i, as exp(-s_i) z_i.
+
+    Returns
+    -------
+    shift : ndarray (n,)
+        s_i: 0, or min_k ||y_i - y_k||^2 in rows where Z_i would underflow.
+    z : ndarray (n,)
+        z_i = sum_{k != i} exp(-(||y_i - y_k||^2 - s_i)).
+    """
     d, n = Yt.shape
+    shift = np.zeros(n)
     z = np.zeros(n)
     for i in prange(n):
-        zi = 0.0
-        for j in range(n):
-            if j == i:
-                continue
-            tau = 0.0
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                tau += diff * diff
-            zi += math.exp(-tau)
-        z[i] = zi
-    return z
+        buf = np.empty(n)
+        row_squared_distances(Yt, i, buf, BIG)
+        shift[i], z[i] = shifted_normalizer(buf)
+    return shift, z
 
 
 @njit(**JIT_PARALLEL)
@@ -62,7 +68,7 @@ def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
         the constant sum p log p.
     """
     d, n = Yt.shape
-    z = sne_normalizers(Yt)
+    shift, z = sne_normalizers(Yt)
     cost_rows = np.zeros(n)
     for i in prange(n):
         rep = np.zeros(d)
@@ -74,7 +80,8 @@ def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
             for k in range(d):
                 diff = Yt[k, i] - Yt[k, j]
                 tau += diff * diff
-            w = math.exp(-tau) * (inv_zi + 1.0 / z[j])
+            # q_{j|i} + q_{i|j}, each with its row's shift
+            w = exp_neg(tau - shift[i]) * inv_zi + exp_neg(tau - shift[j]) / z[j]
             for k in range(d):
                 rep[k] += w * (Yt[k, i] - Yt[k, j])
         attr = np.zeros(d)
@@ -91,5 +98,5 @@ def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
                 attr[k] += m * (Yt[k, i] - Yt[k, j])
         for k in range(d):
             grad[k, i] = 2.0 * (exaggeration * attr[k] - rep[k])
-        cost_rows[i] = 0.5 * m_tau + row_mass[i] * math.log(z[i])
+        cost_rows[i] = 0.5 * m_tau + row_mass[i] * (math.log(z[i]) - shift[i])
     return ordered_sum(cost_rows)

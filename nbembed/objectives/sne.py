@@ -67,10 +67,11 @@ class SNEObjective(Objective):
         Yt = np.ascontiguousarray(Yt, dtype=np.float64)
         Y = Yt.T
         rows = point_rows(indices, Y.shape[0])
-        inv_z = 1.0 / kernels.sne_normalizers(Yt)
+        shift, z = kernels.sne_normalizers(Yt)
         attraction = 2.0 * exaggeration * attraction_rows(self.M, Y, rows, np.ones_like)
         repulsion = all_pairs_rows(
-            Y, rows, lambda tau, block: np.exp(-tau) * (inv_z[block, None] + inv_z[None, :]))
+            Y, rows, lambda tau, block: (np.exp(shift[block, None] - tau) / z[block, None]
+                                         + np.exp(shift[None, :] - tau) / z[None, :]))
         return Forces(dict(attraction=attraction, repulsion=-2.0 * repulsion),
                       dict(FORCE_TERMS), indices=None if indices is None else rows,
                       exaggeration=exaggeration)

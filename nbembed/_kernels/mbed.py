@@ -92,11 +92,20 @@ def shifted_normalizer(tau):
 N_GROUPS = 16
 
 
-@njit(inline="always", **JIT)
-def group_block(g, r):
-    """The r-th row block of group g. Blocks are dealt in a snake order
-    (0..G-1, then G-1..0, ...), so every group gets long and short rows alike."""
-    return r * N_GROUPS + (g if r % 2 == 0 else N_GROUPS - 1 - g)
+@njit(**JIT)
+def group_block_starts(g, n):
+    """First rows of the blocks of ``ROW_BLOCK`` rows that group g handles.
+
+    Blocks are dealt to the groups in a snake order (0..G-1, then G-1..0, ...),
+    so every group gets long and short rows alike.
+    """
+    n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
+    starts = []
+    for r in range((n_blocks + N_GROUPS - 1) // N_GROUPS):
+        b = r * N_GROUPS + (g if r % 2 == 0 else N_GROUPS - 1 - g)
+        if b < n_blocks:
+            starts.append(b * ROW_BLOCK)
+    return starts
 
 
 #: Columns of a row handled at once: the chunk's distances, weights and
@@ -148,14 +157,12 @@ def sne_normalizers(Yt):
         z_i = sum_{j != i} exp(-(tau_ij - s_i)).
     """
     d, n = Yt.shape
-    n_rounds = ((n + ROW_BLOCK - 1) // ROW_BLOCK + N_GROUPS - 1) // N_GROUPS
     parts = np.zeros((N_GROUPS, n))
     for g in prange(N_GROUPS):
         buf = np.empty(COLUMN_CHUNK)
         zpart = parts[g]
-        for r in range(n_rounds):
-            b = group_block(g, r)
-            for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+        for start in group_block_starts(g, n):
+            for i in range(start, min(n, start + ROW_BLOCK)):
                 zi = 0.0
                 for j0 in range(i + 1, n, COLUMN_CHUNK):
                     m = min(COLUMN_CHUNK, n - j0)
@@ -205,15 +212,13 @@ def sne_cost_gradient(Yt, M, grad):
     shift, z = sne_normalizers(Yt)
     inv_z = 1.0 / z
     shifted = shift.max() > 0.0
-    n_rounds = ((n + ROW_BLOCK - 1) // ROW_BLOCK + N_GROUPS - 1) // N_GROUPS
     parts = np.zeros((N_GROUPS, d, n))
     cost_rows = np.zeros(n)
     for g in prange(N_GROUPS):
         buf = np.empty(COLUMN_CHUNK)
         gpart = parts[g]
-        for r in range(n_rounds):
-            b = group_block(g, r)
-            for i in range(b * ROW_BLOCK, min(n, (b + 1) * ROW_BLOCK)):
+        for start in group_block_starts(g, n):
+            for i in range(start, min(n, start + ROW_BLOCK)):
                 inv_zi = inv_z[i]
                 si = shift[i]
                 m_tau = 0.0

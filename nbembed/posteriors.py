@@ -14,6 +14,10 @@ posteriors, so a picture is one line away::
   classifier.
 - :func:`annotation_posteriors` -- soft labels and confidences from
   :class:`~nbembed.Annotations`, blended into other posteriors.
+
+:func:`posterior_divergences` gives the pairwise KL divergences of posteriors,
+the input with which methods that embed objects alone (SNE, t-SNE, Isomap)
+are compared with Parametric Embedding.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from scipy.special import logsumexp
 from ._validation import check_data, check_labels, check_number
 
 __all__ = ["check_posteriors", "check_priors", "soft_nearest_neighbor_posteriors",
-           "naive_bayes_posteriors", "classifier_posteriors", "annotation_posteriors"]
+           "naive_bayes_posteriors", "classifier_posteriors", "annotation_posteriors",
+           "posterior_divergences"]
 
 #: Largest accepted deviation of a row sum (or the priors' sum) from 1.
 SUM_TOLERANCE = 1e-6
@@ -376,3 +381,37 @@ def annotation_posteriors(annotations, base=None, *, n_classes=None):
     labels[:, :K_ann] = soft
     c = confidence[:, None]
     return c * labels + (1.0 - c) * base
+
+
+def posterior_divergences(P, *, eps=1e-10):
+    """Pairwise KL divergences KL(p_i || p_j) between rows of posteriors.
+
+    Parameters
+    ----------
+    P : array-like (n_samples, n_classes)
+        Posteriors (rows sum to one).
+    eps : float, default=1e-10
+        Added to every probability (rows renormalized) so that a zero in p_j
+        gives a large finite divergence instead of infinity.
+
+    Returns
+    -------
+    ndarray (n_samples, n_samples)
+        Non-negative, zero on the diagonal; not symmetric. Its square root is
+        the input with which Iwata et al. compare SNE with Parametric
+        Embedding (squared again inside SNE's Gaussian).
+
+    Examples
+    --------
+    >>> P = np.array([[0.9, 0.1], [0.5, 0.5]])
+    >>> np.round(posterior_divergences(P), 3)
+    array([[0.   , 0.368],
+           [0.511, 0.   ]])
+    """
+    P = check_posteriors(np.asarray(P, dtype=np.float64))
+    Q = P + check_number(eps, "eps", low=0)
+    Q /= Q.sum(axis=1, keepdims=True)
+    L = np.log(Q)
+    D = np.sum(Q * L, axis=1)[:, None] - Q @ L.T
+    np.fill_diagonal(D, 0.0)
+    return np.maximum(D, 0.0)

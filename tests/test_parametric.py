@@ -17,7 +17,8 @@ from nbembed._metrics_parametric import posterior_precision
 from nbembed.methods.parametric import ParametricEmbedding
 from nbembed.objectives.parametric import NEWTON_TOL, ParametricObjective
 from nbembed.posteriors import annotation_posteriors, check_posteriors, \
-    classifier_posteriors, naive_bayes_posteriors, soft_nearest_neighbor_posteriors
+    classifier_posteriors, naive_bayes_posteriors, posterior_divergences, \
+    soft_nearest_neighbor_posteriors
 
 
 def problem(rng, n=30, K=4, d=2, concentration=0.5):
@@ -380,14 +381,16 @@ def test_posterior_precision_matches_reference(rng):
 
 # --------------------------------------------------------------- digits (the paper's Sec. 6)
 
-def _kl_dissimilarities(P, eps=1e-10):
-    """sqrt of KL(p_i || p_j), the paper's SNE input (squared inside the Gaussian)."""
-    Q = P + eps
-    Q /= Q.sum(axis=1, keepdims=True)
-    L = np.log(Q)
-    D = np.sum(Q * L, axis=1)[:, None] - Q @ L.T
-    np.fill_diagonal(D, 0.0)
-    return np.sqrt(np.maximum(D, 0.0))
+def test_posterior_divergences_match_a_loop(rng):
+    P = rng.dirichlet(np.full(4, 0.5), size=12)
+    P[0] = [1.0, 0.0, 0.0, 0.0]  # a zero: eps keeps the divergence finite
+    D = posterior_divergences(P, eps=1e-10)
+    Q = (P + 1e-10) / (P + 1e-10).sum(axis=1, keepdims=True)
+    for i in range(12):
+        for j in range(12):
+            expected = 0.0 if i == j else np.sum(Q[i] * np.log(Q[i] / Q[j]))
+            assert D[i, j] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert np.all(np.isfinite(D)) and D[1, 0] > 10
 
 
 @pytest.mark.slow
@@ -406,7 +409,7 @@ def test_digits_prec_beats_tsne(per_class):
     pe = ParametricEmbedding(eta_phi="auto", random_state=0).fit(P)
     prec_pe = posterior_precision(P, pe.embedding_, pe.class_embedding_, h=hs)
     Y = HSSNE(metric="precomputed", init="random", random_state=0).fit_transform(
-        _kl_dissimilarities(P))
+        np.sqrt(posterior_divergences(P)))
     prec_tsne = posterior_precision(P, Y, h=hs)
     print(f"\n{per_class} labels/class: prec PE {prec_pe}, t-SNE {prec_tsne}")
     assert np.all(prec_pe >= prec_tsne - 0.01)

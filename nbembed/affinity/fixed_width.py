@@ -2,8 +2,8 @@
 
 Unlike perplexity calibration (:mod:`.perplexity`), every row uses the same
 sigma: p_ij = exp(-d_ij^2 / sigma^2) / sum_{k != i} exp(-d_ik^2 / sigma^2), with
-sigma by default the 1/K quantile of the pairwise dissimilarities (Zien &
-Quinonero Candela, 2005).
+sigma the 1/K quantile of the pairwise dissimilarities, the paper's choice (Zien &
+Quinonero Candela, 2005), or a fraction of it (Mbed's ``sigma="cv"``).
 """
 
 import numpy as np

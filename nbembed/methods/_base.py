@@ -82,6 +82,20 @@ class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._new_points = self._keep_for_new_points(X, run)
         return self
 
+    def with_chosen_settings(self):
+        """The estimator to prepare further runs on the same data with.
+
+        Where ``prepare`` chose a setting by an expensive search on the data
+        (Mbed's cross-validated ``sigma``), the returned copy has it fixed, so
+        that restarting an interactive run or adding points to it does not
+        search again and keeps the same setting. Here: ``self``.
+
+        Returns
+        -------
+        EmbeddingEstimator
+        """
+        return self
+
     def _finish_fit(self, run):
         """Store what the finished run produced and how it ended; warn if it diverged.
 

@@ -454,7 +454,12 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     # ------------------------------------------------------------------ worker side
     def _prepare_run(self):
         ann, y = self._annotation_snapshot()
-        return self._method.prepare(self._X, y, annotations=ann)
+        run = self._method.prepare(self._X, y, annotations=ann)
+        # Restarts and added points keep what this prepare chose by a search.
+        chosen = getattr(self._method, "with_chosen_settings", None)
+        if chosen is not None:
+            self._method = chosen()
+        return run
 
     def _annotation_snapshot(self):
         with self._ann_lock:

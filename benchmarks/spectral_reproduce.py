@@ -15,8 +15,9 @@ repository's parent directory):
 Protocol (transductive, as the SSL book's): every learner sees all points,
 labelled or not; a 1-NN classifier on the labelled points' coordinates
 predicts the unlabelled ones. Every learner runs with its defaults, as a user
-gets it: gamma, the Hadamard power r and SELF's beta are "auto", chosen on
-each split by cross-validation on the labelled points only
+gets it: gamma, the Hadamard power r and beta (SELF's, and the shrinkage of
+SS-LFDA and SS-DNE toward PCA) are "auto", chosen on each split by
+cross-validation on the labelled points only
 (:mod:`nbembed.spectral.selection`: a fold's labels are hidden, 1-NN predicts
 them; ties go to the setting that leans least on the labels, then to the
 larger 1-NN margin, then to the defaults). LPP* is LPP with

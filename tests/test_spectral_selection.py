@@ -6,6 +6,8 @@ import pytest
 from nbembed import LPP, SELF, SSDNE, SSLFDA
 from nbembed.spectral import selection
 
+from conftest import load_shared
+
 
 @pytest.fixture
 def two_moons_like():
@@ -53,6 +55,10 @@ def test_ties_go_to_the_candidate_leaning_least_on_the_labels():
     assert key(dict(gamma=1.0), 6, 0.0) > key(dict(gamma=100.0), 5, 3.0)
     assert key(dict(hadamard_power=1.0), 5, 1.0) > key(dict(hadamard_power=4.0), 5, 1.0)
     assert key(dict(hadamard_power=4.0), 5, 1.5) > key(dict(hadamard_power=1.0), 5, 1.0)
+    # beta: the larger wins a tie, no shrinkage last; gamma is looked at first
+    assert key(dict(gamma=1.0, beta=0.01), 5, 0.0) > key(dict(gamma=1.0, beta=0.0), 5, 3.0)
+    assert key(dict(gamma=10.0, beta=0.0), 5, 0.0) > key(dict(gamma=1.0, beta=0.5), 5, 3.0)
+    assert key(dict(gamma=1.0, beta=0.0), 6, 0.0) > key(dict(gamma=1.0, beta=0.5), 5, 3.0)
 
 
 def test_the_grid_shrinks_for_large_problems():
@@ -61,6 +67,19 @@ def test_the_grid_shrinks_for_large_problems():
     assert len(full) == 18 and len(small) == 6
     assert [c["hadamard_power"] for c in full[:6]] == [1.0] * 6  # one power at a time
     assert len(selection.candidate_grid(["beta"], 10)) == len(selection.BETAS)
+    joint = selection.candidate_grid(["gamma", "hadamard_power", "beta"], 50, True)
+    assert len(joint) == 18 * len(selection.SEMI_SUPERVISED_BETAS)
+    assert {c["beta"] for c in joint} == set(selection.SEMI_SUPERVISED_BETAS) and 0.0 in {
+        c["beta"] for c in joint}
+
+
+    assert 0.0 in {c["beta"] for c in selection.candidate_grid(["beta"], 50, True)}
+
+
+def test_fallback_keeps_a_semi_supervised_learner_unshrunk():
+    assert selection.fallback(["gamma", "hadamard_power", "beta"], True) == dict(
+        gamma=1.0, hadamard_power=1.0, beta=0.0)
+    assert selection.fallback(["beta"]) == dict(beta=0.5)
 
 
 @pytest.mark.parametrize("estimator", [SSLFDA, SSDNE])
@@ -69,7 +88,7 @@ def test_auto_picks_the_best_scored_candidate_and_records_it(two_moons_like, est
     model = estimator().fit(X, partial)
     results = model.selection_results_
     chosen = model.selected_params_
-    assert set(chosen) == {"gamma", "hadamard_power"}
+    assert set(chosen) == {"gamma", "hadamard_power", "beta"}
     assert results["n_hidden"] > 0
     best = results["params"].index(chosen)
     assert results["n_correct"][best] == results["n_correct"].max()
@@ -91,8 +110,31 @@ def test_too_few_labels_fall_back_to_the_defaults(two_moons_like):
     partial = np.full_like(y, -1)
     partial[[0, 1, 150, 151]] = y[[0, 1, 150, 151]]
     model = SSDNE().fit(X, partial)
-    assert model.selected_params_ == {"gamma": 1.0, "hadamard_power": 1.0}
+    assert model.selected_params_ == {"gamma": 1.0, "hadamard_power": 1.0, "beta": 0.0}
     assert model.selection_results_["n_hidden"] == 0
+    np.testing.assert_allclose(model.embedding_,
+                               SSDNE(gamma=1.0, hadamard_power=1.0, beta=0.0)
+                               .fit(X, partial).embedding_)
+
+
+def test_few_labels_in_many_dimensions_choose_shrinkage():
+    """BCI (117 noisy features) with 100 labels: SS-LFDA without shrinkage stays near
+    chance, like LFDA; the cross-validation on the labelled points chooses beta > 0,
+    which the unlabelled points confirm."""
+    data = load_shared("ssl_bci")
+    X, y = data["X"], data["y"]
+    for labelled in data["idx_labeled_100"][:2]:
+        partial = np.full_like(y, -1)
+        partial[labelled] = y[labelled]
+        hidden = np.setdiff1d(np.arange(len(y)), labelled)
+        auto = SSLFDA().fit(X, partial)
+        plain = SSLFDA(beta=0.0).fit(X, partial)
+        assert auto.selected_params_["beta"] > 0
+
+        def accuracy(model):
+            margins = selection.one_nn_margins(model.embedding_, y, np.asarray(labelled), hidden)
+            return np.mean(margins > 0)
+        assert accuracy(auto) > accuracy(plain) + 0.1, (accuracy(auto), accuracy(plain))
 
 
 def test_self_and_lpp_choose_their_own_parameter(two_moons_like):

@@ -102,9 +102,9 @@ class SpectralSSDR(EmbeddingEstimator):
         gamma = 1 makes the two costs weigh the input distances equally,
         sum abs(C^l_ij) ||x_i - x_j||^2 = sum w C^u_ij ||x_i - x_j||^2. Live.
         "auto": chosen by cross-validation on the labelled points (see
-        :mod:`nbembed.spectral.selection`) from 0.01 to 1000; 1 when fewer
-        than three points of any class are labelled, or without a label or
-        neighbourhood cost.
+        :mod:`nbembed.spectral.selection`) from 0.01 to 1000, with r (and
+        beta when it is "auto"); 1 when fewer than three points of any class
+        are labelled, or without a label or neighbourhood cost.
     hadamard_power : float or "auto", default="auto"
         r >= 0: C^u is replaced by its element-wise power (C^u)^(o r). r > 1
         strengthens strong links relative to weak ones (LPP* in the paper);
@@ -120,8 +120,13 @@ class SpectralSSDR(EmbeddingEstimator):
     beta : float or "auto", default=0.0
         Sugiyama's SELF regularization in [0, 1]: the cost becomes
         (1 - beta) M_C + beta I and the constraint (1 - beta) M_B + beta S_t,
-        with S_t the total scatter of all points. beta = 1 is PCA. "auto":
-        chosen by cross-validation from 0.1 to 0.9; 0.5 when it cannot be.
+        with S_t the total scatter of all points. beta = 1 is PCA; a small
+        beta shrinks a label cost fitted to few labels in many dimensions
+        toward the directions of large variance. "auto": chosen by
+        cross-validation, from 0.1 to 0.9 (0.5 when it cannot be); with a
+        label and a neighbourhood cost from {0, 0.01, 0.1, 0.5}, together with
+        gamma and r when they are "auto" (0 when it cannot be). The
+        semi-supervised presets (SSLFDA, SSDNE, SSMFA) default to "auto".
     constraint : {"label+neighbor", "label"}, default="label+neighbor"
         B of a semi-supervised learner. "label": the label cost's own, as the
         framework is written. "label+neighbor": that plus LPP's constraint
@@ -296,14 +301,15 @@ class SpectralSSDR(EmbeddingEstimator):
                 raise ValueError(f"init must have shape (n_samples, n_components) = "
                                  f"{(n, s['n_components'])}; got {init.shape}.")
         auto = [name for name in selection.DEFAULTS if s[name] == AUTO]
+        effective = [name for name in auto if _has_effect(name, s)]
+        initial = {**{name: selection.DEFAULTS[name] for name in auto},
+                   **selection.fallback(effective, _has_effect("gamma", s))}
         fixed = {k: v for k, v in s.items() if k != "neighbor_cost" and k not in auto}
         run = SpectralRun(coords, name=type(self).__name__, labels=labels, must_links=must,
                           cannot_links=cannot, neighbor_graph=neighbor_graph, scales=scales,
-                          init=init, feature_map=(mean, basis, kernel_map),
-                          **{name: selection.DEFAULTS[name] for name in auto}, **fixed)
-        run.selected_params = {name: selection.DEFAULTS[name] for name in auto}
+                          init=init, feature_map=(mean, basis, kernel_map), **initial, **fixed)
+        run.selected_params = dict(initial)
         run.selection_results = None
-        effective = [name for name in auto if _has_effect(name, s)]
         if effective:
             chosen, run.selection_results = run.select_parameters(effective)
             run.selected_params.update(chosen)

@@ -33,15 +33,16 @@ class _Preset(SpectralSSDR):
 
 
 class _SemiSupervisedPreset(_Preset):
-    """A label cost plus gamma times the neighbourhood cost; both weights live, and
-    chosen by cross-validation on the labelled points unless given."""
+    """A label cost plus gamma times the neighbourhood cost, shrunk toward PCA by
+    beta; gamma and r live, and gamma, r and beta chosen together by
+    cross-validation on the labelled points unless given."""
 
     live_parameters = _SEMI_SUPERVISED_LIVE
 
-    def __init__(self, n_components=2, *, gamma=AUTO, hadamard_power=AUTO, n_neighbors=7,
-                 neighbor_cost="local_scaling", bandwidth=None, gamma_scale="relative",
-                 constraint="label+neighbor", reg=1e-3, kernel=None, kernel_params=None,
-                 axis_scaling="constraint"):
+    def __init__(self, n_components=2, *, gamma=AUTO, hadamard_power=AUTO, beta=AUTO,
+                 n_neighbors=7, neighbor_cost="local_scaling", bandwidth=None,
+                 gamma_scale="relative", constraint="label+neighbor", reg=1e-3, kernel=None,
+                 kernel_params=None, axis_scaling="constraint"):
         _store_arguments(self, locals())
 
 
@@ -61,7 +62,9 @@ class SSLFDA(_SemiSupervisedPreset):
 
     LFDA's label cost (local within-class weights) and constraint (local
     between-class scatter) plus gamma times the neighbourhood cost of all
-    points. Parameters as in :class:`SpectralSSDR`.
+    points. Parameters as in :class:`SpectralSSDR`, except that ``beta``
+    (SELF's shrinkage toward PCA) defaults to "auto": chosen with gamma and r
+    from {0, 0.01, 0.1, 0.5}.
 
     Examples
     --------
@@ -84,7 +87,8 @@ class SSDNE(_SemiSupervisedPreset):
     DNE's label cost (+1 for same-class neighbours, -1 for other-class
     neighbours) with A A^T = I, plus gamma times the neighbourhood cost.
     Must-links and cannot-links from annotations join the +1 and -1 pairs.
-    Parameters as in :class:`SpectralSSDR`.
+    Parameters as in :class:`SpectralSSDR`, except that ``beta`` defaults to
+    "auto" (see :class:`SSLFDA`).
     """
 
     label_cost = "dne"
@@ -97,7 +101,8 @@ class SSMFA(_SemiSupervisedPreset):
     MFA's intrinsic graph (same-class neighbours) as the label cost and its
     penalty graph (other-class neighbours) as the constraint, plus gamma times
     the neighbourhood cost. Must-links and cannot-links join the two graphs.
-    Parameters as in :class:`SpectralSSDR`.
+    Parameters as in :class:`SpectralSSDR`, except that ``beta`` defaults to
+    "auto" (see :class:`SSLFDA`).
     """
 
     label_cost = "mfa"

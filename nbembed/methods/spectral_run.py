@@ -119,6 +119,7 @@ class SpectralRun(Run):
         self.components = self.eigenvalues = self.ridge = None
         self.neighbor_weight = self.constraint_weight = 0.0
         self._neighbor_cache = {}
+        self._total_scatter = None
         self.live_parameters = {}
         if neighbor_graph is not None:
             if label_cost is not None:
@@ -235,9 +236,8 @@ class SpectralRun(Run):
         Returns
         -------
         chosen : dict
-            The values set; the defaults of
-            :data:`nbembed.spectral.selection.DEFAULTS` when too few points are
-            labelled to hide any.
+            The values set; those of :func:`nbembed.spectral.selection.fallback`
+            when too few points are labelled to hide any.
         results : dict
             Every candidate's score (see ``cross_validate``).
         """
@@ -252,13 +252,14 @@ class SpectralRun(Run):
                 setattr(self, name, value)
             return self.X @ self._axes(*self._matrices())[0].T
 
-        candidates = selection.candidate_grid(names, self.X.shape[1])
+        semi_supervised = self._label is not None and self.neighbor_graph is not None
+        candidates = selection.candidate_grid(names, self.X.shape[1], semi_supervised)
         with _config.KERNEL_LOCK:
             try:
                 best, results = selection.cross_validate(solve, set_labels, labels, candidates)
             finally:
                 self._set_labels(labels, must, cannot)
-            chosen = best if best is not None else {n: selection.DEFAULTS[n] for n in names}
+            chosen = best if best is not None else selection.fallback(names, semi_supervised)
             for name, value in chosen.items():
                 setattr(self, name, value)
         return chosen, results
@@ -298,8 +299,10 @@ class SpectralRun(Run):
         else:
             M_C, M_B = np.zeros((dim, dim)), identity
         if self.beta > 0:
+            if self._total_scatter is None:
+                self._total_scatter = costs.scatter(self.X)
             M_C = (1.0 - self.beta) * M_C + self.beta * identity
-            M_B = (1.0 - self.beta) * M_B + self.beta * costs.scatter(self.X)
+            M_B = (1.0 - self.beta) * M_B + self.beta * self._total_scatter
         return M_C, M_B
 
     def _axes(self, M_C, M_B):

@@ -17,7 +17,7 @@ from nbembed._metrics_retrieval import retrieval_precision_recall, smoothed_prec
 from nbembed.affinity import conditional_probabilities
 from nbembed.affinity.learning_metric import LearningMetric
 from nbembed.methods.nerv import NeRV, SNeRV, auto_neighbors
-from nbembed.methods.nerv_run import NeRVRun
+from nbembed.methods.nerv_run import NeRVRun, SupervisedDistances
 from nbembed.objectives.nerv import NeRVObjective
 from nbembed.objectives import SNEObjective
 from nbembed.metrics import knn_error
@@ -295,6 +295,7 @@ def test_snerv_embeds_labelled_and_unlabelled_points(iris):
     assert model.embedding_.shape == (150, 2) and np.all(np.isfinite(model.embedding_))
     assert model.learning_metric_.n_components_ == 6
     assert model.n_neighbors_ == pytest.approx(20.0)   # the paper's 0.5 n / K = 12.5, raised
+    assert model.euclidean_weight_ == 0.0                # the paper's distances by default
     # Unlabelled points land among their class: 5-NN error from the labelled ones.
     err = knn_error(model.embedding_, y, k=5, train=partial >= 0, test=partial < 0)
     assert err < 0.1
@@ -323,6 +324,68 @@ def test_snerv_set_annotations_refits_the_metric(iris):
     run.step(5)
     assert np.all(np.isfinite(run.embedding)) and run.iteration == 25
     assert SNeRV.annotation_kinds == ("labels", "soft_labels")
+
+
+def test_supervised_distances_without_euclidean_weight_are_the_metrics(iris):
+    X, y = iris
+    metric = _small_metric().fit(X, y)
+    distances, D = SupervisedDistances.fit_distances(metric, X, 0.0)
+    np.testing.assert_array_equal(D, metric.pairwise_distances(X))
+    np.testing.assert_array_equal(distances.pairwise_distances(X[:7], X),
+                                  metric.pairwise_distances(X[:7], X))
+
+
+def test_supervised_distances_add_the_scaled_euclidean_term(iris):
+    X, y = iris
+    metric = _small_metric().fit(X, y)
+    distances, D = SupervisedDistances.fit_distances(metric, X, 0.5)
+    L2 = np.square(metric.pairwise_distances(X))
+    E2 = np.square(X[:, None, :] - X[None, :, :]).sum(axis=2)
+    upper = np.triu_indices(150, 1)
+    scale = np.median(L2[upper]) / np.median(E2[upper])
+    assert distances.scale == pytest.approx(scale)
+    np.testing.assert_allclose(np.square(D), L2 + 0.5 * scale * E2, rtol=1e-9, atol=1e-9)
+    # New points (here old ones again) get the same distances.
+    np.testing.assert_allclose(distances.pairwise_distances(X[:9], X), D[:9], rtol=1e-9,
+                               atol=1e-9)
+
+
+def test_euclidean_weight_separates_points_the_metric_merges(rng):
+    """Only the first feature decides the class: far apart along the second, two
+    points of one class are nearly at distance zero in the learning metric."""
+    X = rng.uniform(-3, 3, size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    metric = LearningMetric(n_components=4, sigma=1.0, random_state=0).fit(X, y)
+    pair = np.array([[2.5, -2.5], [2.5, 2.5]])
+    across = np.array([[-0.5, 0.0], [0.5, 0.0]])
+    plain = SupervisedDistances.fit_distances(metric, X, 0.0)[0]
+    blended = SupervisedDistances.fit_distances(metric, X, 0.3)[0]
+    assert plain.pairwise_distances(pair[:1], pair[1:])[0, 0] < \
+        0.1 * plain.pairwise_distances(across[:1], across[1:])[0, 0]
+    # With the Euclidean term the pair is apart, but the border still dominates:
+    # the pair is 5 apart in the input, the points across the border 1.
+    far = blended.pairwise_distances(pair[:1], pair[1:])[0, 0]
+    near = blended.pairwise_distances(across[:1], across[1:])[0, 0]
+    assert 0.25 * near < far < near
+
+
+def test_snerv_euclidean_weight_reaches_the_run_new_points_and_new_labels(iris):
+    X, y = iris
+    partial = np.where(np.arange(150) % 3 == 0, y, -1)
+    model = SNeRV(learning_metric=_small_metric(), euclidean_weight=0.4, max_iter=40,
+                  random_state=0)
+    run = model.prepare(X, partial)
+    assert run.euclidean_weight == 0.4 and run.distances.scale > 0
+    run.run()
+    model.fit(X, partial)
+    assert model.euclidean_weight_ == 0.4
+    # A training point placed again as a new point lands near its embedding.
+    extent = np.ptp(model.embedding_, axis=0).max()
+    assert np.abs(model.transform(X[:5]) - model.embedding_[:5]).max() < 0.1 * extent
+    run.set_annotations(y=y)
+    assert run.euclidean_weight == 0.4 and run.learning_metric.classes_.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="euclidean_weight"):
+        SNeRV(euclidean_weight=-1.0).fit(X, partial)
 
 
 # -- retrieval measures -------------------------------------------------------------------

@@ -9,7 +9,8 @@ neighbourhoods Q_i of the same width sigma_i it minimizes
 
 tradeoff = 1 is SNE (recall); tradeoff = 0 maximizes smoothed precision.
 SNeRV is NeRV on distances of a supervised learning metric
-(``LearningMetric`` in :mod:`nbembed.affinity.learning_metric`).
+(``LearningMetric`` in :mod:`nbembed.affinity.learning_metric`), optionally with
+a Euclidean term added (``SupervisedDistances``).
 
 The run (``NeRVRun``) is a plain :class:`~nbembed.optim.Run` rather than
 an :class:`~nbembed.optim.EmbeddingRun`: the SNE-family schedule there (early
@@ -40,7 +41,7 @@ from ..objectives.nerv import TRADEOFF, NeRVObjective
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
 from ._new_points import NewPoints
-from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, metric_targets
+from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, SupervisedDistances, metric_targets
 
 logger = logging.getLogger("nbembed")
 
@@ -122,7 +123,7 @@ class _NeRVEstimator(EmbeddingEstimator):
     def _keep_for_new_points(self, X, run):
         # NeRV's neighbourhoods span all points: p over every training point, and
         # the new point's own calibrated precision in its output kernel too.
-        learned = getattr(run, "learning_metric", None)
+        learned = getattr(run, "distances", None)
         metric = "euclidean" if learned is not None else self.metric
         data = validate_input(X, min_samples=4, metric=metric, sparse_rows=learned is None)
         return NewPoints(None if metric == "precomputed" else data, self.embedding_,
@@ -259,6 +260,12 @@ class NeRV(_NeRVEstimator):
 AUTO_NEIGHBORS_FLOOR = 20.0
 
 
+#: Default weight of the Euclidean term in SNeRV's distances (``SupervisedDistances``):
+#: none, the paper's SNeRV. Weights of 0.1 and 0.3 changed the test errors of
+#: benchmarks/snerv_reproduce.py in both directions, by about as much (docs/nerv.md).
+EUCLIDEAN_WEIGHT = 0.0
+
+
 def auto_neighbors(n_samples, n_mixture_components):
     """The paper's effective number of neighbours, 0.5 n / K, raised to at least
     ``AUTO_NEIGHBORS_FLOOR`` and kept at most (n - 1) / 3 (and below n - 1 for tiny n)."""
@@ -290,6 +297,13 @@ class SNeRV(_NeRVEstimator):
         ``random_state`` gets this estimator's); None uses
         ``LearningMetric(random_state=random_state)``, which chooses its
         number of Gaussians and width by 3-fold validation likelihood.
+    euclidean_weight : float, default=0.0
+        Weight w >= 0 of a Euclidean term in the squared distances,
+        d^2 = d_L^2 + w (s_L / s_E) ||x - z||^2 with s_L, s_E the median
+        squared learning-metric and Euclidean distances over the pairs of
+        points (``SupervisedDistances``). The learning metric is nearly zero
+        inside class regions; the term orders neighbours there by the input.
+        0 is the paper's SNeRV; docs/nerv.md has measurements with 0.1.
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
     max_iter : int, default=300
     anneal_iter : int, default=100
@@ -305,6 +319,8 @@ class SNeRV(_NeRVEstimator):
     embedding_ : ndarray (n_samples, n_components)
     learning_metric_ : LearningMetric
         The fitted metric.
+    euclidean_weight_ : float
+        The weight of the Euclidean term used.
     n_neighbors_ : float
         The effective number of neighbours used.
     cost_, recall_divergence_, precision_divergence_, affinities_, bandwidths_,
@@ -333,12 +349,13 @@ class SNeRV(_NeRVEstimator):
     annotation_kinds = SNeRVRun.annotation_kinds
 
     def __init__(self, n_components=2, *, tradeoff=0.1, n_neighbors="auto",
-                 learning_metric=None, optimizer="lbfgs", max_iter=300, anneal_iter=100,
-                 init="pca", random_state=None, verbose=False):
+                 learning_metric=None, euclidean_weight=EUCLIDEAN_WEIGHT, optimizer="lbfgs",
+                 max_iter=300, anneal_iter=100, init="pca", random_state=None, verbose=False):
         self.n_components = n_components
         self.tradeoff = tradeoff
         self.n_neighbors = n_neighbors
         self.learning_metric = learning_metric
+        self.euclidean_weight = euclidean_weight
         self.optimizer = optimizer
         self.max_iter = max_iter
         self.anneal_iter = anneal_iter
@@ -371,6 +388,7 @@ class SNeRV(_NeRVEstimator):
         X = validate_input(X, min_samples=4)
         n = X.shape[0]
         self._check_params(n)
+        weight = check_number(self.euclidean_weight, "euclidean_weight", low=0)
         if self.learning_metric is None:
             template = LearningMetric(random_state=self.random_state)
         elif isinstance(self.learning_metric, LearningMetric):
@@ -388,14 +406,15 @@ class SNeRV(_NeRVEstimator):
             n_neighbors = auto_neighbors(n, metric.n_components_)
         else:
             n_neighbors = self._check_n_neighbors(self.n_neighbors, n)
-        D = metric.pairwise_distances(X)
+        distances, D = SupervisedDistances.fit_distances(metric, X, weight)
         self.n_features_in_ = X.shape[1]
-        return self._make_run(D, "precomputed", n_neighbors, init, run_class=SNeRVRun, X=X,
-                              learning_metric=metric)
+        return self._make_run(D, "precomputed", n_neighbors, init,
+                              run_class=SNeRVRun, X=X, distances=distances)
 
     def _store_fitted(self, run):
         super()._store_fitted(run)
         self.learning_metric_ = run.learning_metric
+        self.euclidean_weight_ = run.euclidean_weight
         self.n_neighbors_ = run.n_neighbors
 
     def __sklearn_tags__(self):

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.metrics.pairwise import euclidean_distances
 
 from .. import _config
 from .._validation import check_annotations, check_labels
@@ -256,26 +257,118 @@ def metric_targets(y, annotations, n_samples):
     return dict(soft_labels=soft, sample_weight=weights)
 
 
+class SupervisedDistances:
+    """Learning-metric distances with a Euclidean term, for points old and new.
+
+    The squared distance is
+
+        d^2(x, z) = d_L^2(x, z) + euclidean_weight * scale * ||x - z||^2
+
+    with d_L the learning metric's distance. Build it with ``fit_distances``,
+    which sets ``scale`` from the training points.
+
+    Parameters
+    ----------
+    learning_metric : LearningMetric
+        Fitted.
+    euclidean_weight : float
+        >= 0; 0 gives the learning metric's distances as they are.
+    scale : float
+        Makes the two terms commensurable (s_L / s_E of ``fit_distances``).
+    """
+
+    def __init__(self, learning_metric, euclidean_weight=0.0, scale=0.0):
+        self.learning_metric = learning_metric
+        self.euclidean_weight = float(euclidean_weight)
+        self.scale = float(scale)
+
+    @classmethod
+    def fit_distances(cls, learning_metric, X, euclidean_weight):
+        """The distances between the rows of ``X``, and the object that extends them.
+
+        ``scale`` is s_L / s_E, the median squared learning-metric distance over the
+        median squared Euclidean one between the rows of ``X``, so that
+        ``euclidean_weight`` is free of units: at 1, the two terms are as large
+        in a typical pair.
+
+        The learning metric has rank at most n_classes - 1 and is nearly zero away
+        from class borders, so inside a class region nearly every direction is
+        short and which points are neighbours there depends on little more than
+        small wiggles of the fitted posteriors. The Euclidean term orders them by
+        the input instead; across a border the metric's distances still dominate.
+
+        Parameters
+        ----------
+        learning_metric : LearningMetric
+            Fitted.
+        X : ndarray (n_samples, n_features)
+        euclidean_weight : float
+
+        Returns
+        -------
+        distances : SupervisedDistances
+        D : ndarray (n_samples, n_samples)
+            Symmetric, zero diagonal.
+        """
+        D = learning_metric.pairwise_distances(X)
+        if euclidean_weight == 0:
+            return cls(learning_metric), D
+        E2 = np.maximum(euclidean_distances(X, squared=True), 0.0)
+        upper = np.triu_indices(X.shape[0], 1)
+        s_E = float(np.median(E2[upper]))
+        scale = float(np.median(np.square(D[upper]))) / s_E if s_E > 0 else 0.0
+        D = np.sqrt(np.square(D) + euclidean_weight * scale * E2)
+        np.fill_diagonal(D, 0.0)
+        return cls(learning_metric, euclidean_weight, scale), D
+
+    def pairwise_distances(self, X, Y):
+        """Distances between the rows of ``X`` and of ``Y``, shape (len(X), len(Y))."""
+        D = self.learning_metric.pairwise_distances(X, Y)
+        if self.euclidean_weight * self.scale == 0:
+            return D
+        E2 = np.maximum(euclidean_distances(X, Y, squared=True), 0.0)
+        return np.sqrt(np.square(D) + self.euclidean_weight * self.scale * E2)
+
+
 class SNeRVRun(NeRVRun):
     """A resumable SNeRV optimization: NeRV on learning-metric distances.
 
     ``set_annotations`` re-fits the learning metric on the new labels,
-    recomputes all distances and neighbourhoods, and continues from the
-    current embedding. That takes as long as the metric's fit and the O(n^2)
-    distances (seconds at n = 1000, more with model selection); the run's
-    state is swapped only at the end, so a worker stepping the run meanwhile
-    is not blocked.
+    recomputes all distances (with the same Euclidean weight) and
+    neighbourhoods, and continues from the current embedding. That takes as
+    long as the metric's fit and the O(n^2) distances (seconds at n = 1000,
+    more with model selection); the run's state is swapped only at the end, so
+    a worker stepping the run meanwhile is not blocked.
+
+    Parameters
+    ----------
+    objective, Y0, **kwargs
+        As in ``NeRVRun``.
+    X : ndarray (n_samples, n_features)
+        The points, for re-fitting the metric.
+    distances : SupervisedDistances
+        The input distances and the fitted metric they come from.
     """
 
     name = "SNeRV"
     annotation_kinds = ("labels", "soft_labels")
 
-    def __init__(self, objective, Y0, *, X, learning_metric, **kwargs):
+    def __init__(self, objective, Y0, *, X, distances, **kwargs):
         super().__init__(objective, Y0, **kwargs)
         self.name = type(self).name  # NeRV's cost, with labels that shape its distances
         self.annotation_kinds = type(self).annotation_kinds
         self.X = X
-        self.learning_metric = learning_metric
+        self.distances = distances
+
+    @property
+    def learning_metric(self):
+        """The fitted ``LearningMetric``."""
+        return self.distances.learning_metric
+
+    @property
+    def euclidean_weight(self):
+        """The weight of the Euclidean term in the distances (``SupervisedDistances``)."""
+        return self.distances.euclidean_weight
 
     def set_annotations(self, annotations=None, y=None):
         """Re-fit the learning metric on these labels; continue from the current embedding.
@@ -293,7 +386,7 @@ class SNeRVRun(NeRVRun):
         """
         metric = clone(self.learning_metric).fit(
             self.X, **metric_targets(y, annotations, self.X.shape[0]))
-        D = metric.pairwise_distances(self.X)
+        distances, D = SupervisedDistances.fit_distances(metric, self.X, self.euclidean_weight)
         P, beta = conditional_probabilities(D, self.n_neighbors, method="exact",
                                             metric="precomputed")
         widening = self.iteration < self.anneal_iter
@@ -301,7 +394,7 @@ class SNeRVRun(NeRVRun):
         stages = widening_stages(D2, self.n_neighbors, self.widening_neighbors) \
             if widening else []
         with _config.KERNEL_LOCK:
-            self.learning_metric = metric
+            self.distances = distances
             self._set_neighbourhoods(P, beta, D2, stages, self.anneal_iter if widening else 0)
             if self.history:
                 self._record(dict(evaluations=1))

@@ -126,7 +126,10 @@ def shown_frame(nb, timeout=60.0):
 
 def test_a_point_dragged_in_jupyterlab_is_pinned_in_the_kernel(lab):
     with lab.notebook("move", LAB_CELLS) as nb:
-        nb.wait_attr(ROOT, "data-frame", "(v) => Number(v) >= 2", what="frames drawn")
+        # 300 points settle within a second: the run may send its last new positions
+        # before the view exists (later frames repeat them), so one drawn frame is all
+        # there may be.
+        nb.wait_attr(ROOT, "data-frame", "(v) => Number(v) >= 1", what="a frame drawn")
         nb.wait_py("ex.iteration > 50", what="the run under way")
         nb.locator('button[data-action="pause"]').click()
         nb.wait_py("ex.status == 'paused'", what="the run paused")

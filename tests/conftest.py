@@ -18,6 +18,24 @@ def load_shared(name):
     return np.load(path, allow_pickle=False)
 
 
+def spread(label, values, threshold=None):
+    """Print the mean of per-seed (or per-split) results with their spread, and return it.
+
+    Quality tests average enough seeds that the mean sits at least about two standard
+    errors from its threshold; the printout shows how far it is on this machine.
+    """
+    values = np.asarray(values, dtype=float)
+    mean = values.mean()
+    sd = values.std(ddof=1) if values.size > 1 else 0.0
+    se = sd / np.sqrt(values.size)
+    line = f"{label}: mean {mean:.4f} sd {sd:.4f} se {se:.4f} (n={values.size})"
+    if threshold is not None:
+        margin = abs(mean - threshold) / se if se > 0 else np.inf
+        line += f", threshold {threshold:.4f} ({margin:.1f} se away)"
+    print("\n" + line)
+    return mean
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -18,6 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference as ref
 import reference_approximate as ref_approx
+from conftest import spread
 from nbembed import HSSNE, _config
 from nbembed.methods.registry import get
 from nbembed._kernels import barnes_hut, hssne, interpolation
@@ -206,15 +207,20 @@ def test_approximate_gradient_agrees_with_exact(digits_runs, alpha, method, grid
 
 
 # -- whole runs -------------------------------------------------------------------------------
-@pytest.mark.parametrize("alpha, repulsion", [(1.0, "barnes-hut"), (0.5, "auto"),
-                                              (2.0, "auto")])
-def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, repulsion):
+@pytest.mark.parametrize("alpha, repulsion, n_starts", [(1.0, "barnes-hut", 4),
+                                                        (0.5, "auto", 8), (2.0, "auto", 4)])
+def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, repulsion,
+                                              n_starts):
     """Same P, same starts, default schedules: the mean final exact KL of approximate
     runs within 1% of the exact runs' mean.
 
     Runs are chaotic: starts that differ by 1e-9 (relative) end up to 2% apart in KL
-    on digits, exact or not, so each side is the mean over four such starts (measured
-    at alpha = 0.5: exact 0.7699, Barnes-Hut 0.7717, auto 0.7701). A grid of at
+    on digits, exact or not, so each side is the mean over several such starts. Per
+    start the approximate KL minus the exact one had an sd of 0.26% of the KL (alpha = 1,
+    Barnes-Hut), 0.76% (alpha = 0.5, auto) and 0.30% (alpha = 2, auto), and the means
+    differed by 0.07%, 0.05% and 0.12% (6 to 10 starts; at alpha = 0.5 exact 0.7697,
+    auto 0.7701): 1% is at least 3 standard errors away with four starts, eight at
+    alpha = 0.5. A grid of at
     least 20 boxes lets "auto" use it, finer and then coarser, while the
     embedding is compact, and the tree once it has spread out (with the default
     50 boxes the tree serves this n throughout); at alpha = 2 the main
@@ -224,7 +230,7 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     monkeypatch.setattr(_config, "EXACT_REPULSION_MAX_N", 1000)
     start = HSSNE(affinity="knn", random_state=0).prepare(X).embedding
     starts = [start * (1 + 1e-9 * np.random.default_rng(seed).normal(size=start.shape))
-              for seed in range(4)]
+              for seed in range(n_starts)]
     params = dict(alpha=alpha, affinity="knn", max_iter=750, random_state=0)
     exact = [HSSNE(repulsion="exact", **params).fit(X, init=Y0) for Y0 in starts]
     runs, used = [], []
@@ -235,8 +241,10 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
         objective._approximation = lambda Yt, choose=choose: used.append(choose(Yt)) or used[-1]
         runs.append(run.step(750))
     P = exact[0].affinities_
-    kls = [kl_divergence(P, run.embedding, alpha) for run in runs]
-    assert np.mean(kls) == pytest.approx(np.mean([m.kl_divergence_ for m in exact]), rel=0.01)
+    kls = np.array([kl_divergence(P, run.embedding, alpha) for run in runs])
+    exact_kls = np.array([m.kl_divergence_ for m in exact])
+    spread("approximate - exact KL, relative", (kls - exact_kls) / exact_kls.mean())
+    assert np.mean(kls) == pytest.approx(np.mean(exact_kls), rel=0.01)
     # The reported cost (Z approximate, attraction exact) is close to the exact KL.
     for run, kl in zip(runs, kls):
         assert run.history[-1]["cost"] == pytest.approx(kl, rel=1e-3)

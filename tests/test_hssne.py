@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_iris
 
 import reference as ref
-from conftest import load_shared
+from conftest import load_shared, spread
 from nbembed import HSSNE, Annotations
 from nbembed.affinity import joint_probabilities
 from nbembed.metrics import homogeneity
@@ -350,9 +350,12 @@ def test_dense_memory_guard(monkeypatch, rng):
 @pytest.mark.slow
 def test_iris_homogeneity():
     data = load_shared("iris")
-    scores = [homogeneity(HSSNE(alpha=1.0, random_state=s).fit_transform(data["X"]), data["y"])
-              for s in range(3)]
-    assert np.mean(scores) >= 0.95
+    # Random starts: a PCA start ignores the seed (it scores 0.960 every time).
+    scores = [homogeneity(HSSNE(alpha=1.0, init="random", random_state=s).fit_transform(
+        data["X"]), data["y"]) for s in range(10)]
+    # 40 seeds: mean 0.964, sd 0.004 (each run 0.953, 0.960 or 0.967), the input space
+    # 0.960; a mean below 0.95 is a map worse than the input by more than 1.5 points of 150.
+    assert spread("iris homogeneity", scores, threshold=0.95) >= 0.95
 
 
 @pytest.mark.slow
@@ -362,13 +365,17 @@ def test_wine_homogeneity():
     data = load_shared("wine")
     X = StandardScaler().fit_transform(data["X"])
     # Random starts, so that the seeds give different runs (a PCA start ignores them).
-    scores = [homogeneity(HSSNE(alpha=1.0, init="random", random_state=s).fit_transform(X),
-                          data["y"]) for s in range(20)]
+    scores = np.array([homogeneity(HSSNE(alpha=1.0, init="random", random_state=s)
+                                   .fit_transform(X), data["y"]) for s in range(40)])
     # The paper reports single runs to two decimals, 0.96 (gradient) and 0.97 (fixed point),
-    # without saying how wine was scaled. Standardized, 20 seeds give a mean of 0.959 (standard
-    # error 0.001): the lower end of that range, so the bound is 0.955, "0.96" at two decimals.
-    assert np.mean(scores) >= 0.955
-    assert min(scores) >= homogeneity(X, data["y"]) - 1e-12  # as good as the input space
+    # without saying how wine was scaled. Standardized, 200 seeds give a mean of 0.959 (sd
+    # 0.006, the same on 1, 2 and 4 threads): the lower end of that range, so the bound is
+    # 0.955, "0.96" at two decimals. With 40 seeds that is 4 standard errors below the mean
+    # (20 seeds gave means from 0.956 to 0.962).
+    assert spread("wine homogeneity", scores, threshold=0.955) >= 0.955
+    # Most runs are as good as the input space (0.955 too); 5% of 200 were one or two
+    # points (of 178) worse.
+    assert np.mean(scores >= homogeneity(X, data["y"]) - 1e-12) >= 0.85
 
 
 def test_one_plain_fixed_point_step_is_equation_14(rng):
@@ -452,8 +459,9 @@ def test_vehicle_must_links():
 
     The paper reports homogeneity 0.69 unsupervised and 0.94 at alpha = 1 (one run),
     KL 2.60 bits. With its schedule (50 plain t-SNE iterations, then eq. 14) and its
-    global U we get KL 2.61 bits and homogeneity 0.87 averaged over three seeds (0.77 to
-    0.95); early exaggeration, our default, gives about 0.75-0.77. See
+    global U we get KL 2.61 bits and homogeneity 0.84 averaged over 20 seeds, in two
+    groups of runs: 0.76 to 0.83 and 0.89 to 0.97 (sd 0.08); early exaggeration, our
+    default, gives 0.76 (sd 0.02), unsupervised 0.68 (sd 0.01). See
     docs/vehicle-normalization.md.
     """
     data = load_shared("vehicle")
@@ -462,22 +470,27 @@ def test_vehicle_must_links():
     paper_schedule = dict(early_exaggeration=1.0, early_exaggeration_iter=50, learning_rate=100.0,
                           optimizer="fixed-point", fixed_point_momentum=0.0)
     results = {}
-    for name, params, supervised in [
-            ("unsupervised", {}, False),
-            ("default", {}, True),
-            ("paper", dict(must_link_mixing="global", **paper_schedule), True)]:
+    # The paper's schedule spreads much more from seed to seed: more seeds.
+    for name, params, supervised, n_seeds in [
+            ("unsupervised", {}, False, 3),
+            ("default", {}, True, 3),
+            ("paper", dict(must_link_mixing="global", **paper_schedule), True, 12)]:
         scores, kl_bits = [], []
-        for seed in range(3):
+        for seed in range(n_seeds):
             ann = Annotations(len(y))
             ann.add_must_link_pairs(_vehicle_links(y, seed))
             model = HSSNE(alpha=1.0, rho=0.5, init="random", random_state=seed, **params)
             model.fit(X, annotations=ann if supervised else None)
             scores.append(homogeneity(model.embedding_, y))
             kl_bits.append(model.kl_divergence_ / np.log(2))
-        results[name] = (np.mean(scores), np.mean(kl_bits))
+        results[name] = (spread(f"vehicle {name} homogeneity", scores),
+                         spread(f"vehicle {name} KL (bits)", kl_bits), np.array(scores))
     assert 0.65 <= results["unsupervised"][0] <= 0.75
-    assert results["default"][0] >= results["unsupervised"][0] + 0.03
-    assert results["paper"][0] >= 0.80
+    gain = results["default"][2] - results["unsupervised"][2]  # same seeds
+    assert spread("vehicle default - unsupervised", gain, threshold=0.03) >= 0.03
+    # The paper's single run (0.94) sits in the upper group; the mean of 12 seeds has a
+    # standard error of 0.022 (sd 0.076 over 20 seeds), so 0.78 is 2.6 of them below 0.84.
+    assert results["paper"][0] >= 0.78
     assert results["paper"][1] == pytest.approx(2.60, abs=0.05)
 
 
@@ -489,13 +502,15 @@ def test_float32_gradients_give_the_same_quality(iris):
     short = [small(dtype=dt, max_iter=2).fit(X).embedding_ for dt in ("float64", "float32")]
     assert short[1].dtype == np.float64
     assert np.abs(short[1] - short[0]).max() < 1e-5 * np.ptp(short[0])
-    # Single runs can end in different local optima (iris: KL 0.31 to 0.46 from
-    # starts that differ by rounding), so the means of eight random starts are compared
-    # (with three, the means were seen 14% apart).
-    runs = {dt: [small(dtype=dt, init="random", random_state=s).fit(X) for s in range(8)]
+    # Single runs can end in different local optima (iris: KL 0.30 to 0.44 from
+    # starts that differ by rounding), so the means of 16 random starts are compared.
+    # Over 32 starts the two means were 0.4% apart, and per start the float32 KL minus
+    # the float64 one had an sd of 0.044: 10% (0.033) is 3 standard errors of 16 starts.
+    runs = {dt: [small(dtype=dt, init="random", random_state=s).fit(X) for s in range(16)]
             for dt in ("float64", "float32")}
-    kl = {dt: np.mean([r.kl_divergence_ for r in rs]) for dt, rs in runs.items()}
-    print({dt: np.round([r.kl_divergence_ for r in rs], 3) for dt, rs in runs.items()})
+    kls = {dt: np.array([r.kl_divergence_ for r in rs]) for dt, rs in runs.items()}
+    spread("KL float32 - float64", kls["float32"] - kls["float64"])
+    kl = {dt: v.mean() for dt, v in kls.items()}
     quality = {dt: np.mean([homogeneity(r.embedding_, y) for r in rs]) for dt, rs in runs.items()}
     assert kl["float32"] == pytest.approx(kl["float64"], rel=0.1)
     assert quality["float32"] >= quality["float64"] - 0.03

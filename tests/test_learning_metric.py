@@ -69,7 +69,9 @@ def test_predict_proba_matches_reference(fitted):
     np.testing.assert_allclose(p, rn.mixture_posteriors(X, lm.centroids_, _theta(lm), lm.sigma_),
                                rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
-    assert np.mean(lm.predict(X) == y) > 0.8
+    # Training accuracy over 8 draws of data and seeds: 0.79 to 0.92 (mean 0.87, sd 0.045;
+    # this draw 0.88; the largest class is 0.37); 0.7 is 3.7 sd below the mean.
+    assert np.mean(lm.predict(X) == y) > 0.7
 
 
 # -- Fisher information and distances ----------------------------------------------------

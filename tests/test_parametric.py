@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import MultinomialNB
 
 import reference_parametric as ref
+from conftest import spread
 from nbembed import HSSNE, Annotations
 from nbembed._kernels import parametric as kernels
 from nbembed._metrics_parametric import posterior_precision
@@ -333,7 +334,9 @@ def test_naive_bayes_and_classifier_posteriors(rng):
     nb = MultinomialNB(alpha=0.5).fit(counts[labelled], y[labelled])
     np.testing.assert_allclose(P, nb.predict_proba(counts))
     np.testing.assert_allclose(priors, np.exp(nb.class_log_prior_))
-    assert np.mean(P.argmax(1) == y) > 0.9
+    # Over 20 draws of such counts 0.85 to 0.98 (mean 0.917, sd 0.034; this one 0.983):
+    # 0.8 is 3.4 sd below the mean.
+    assert np.mean(P.argmax(1) == y) > 0.8
     P_cv = naive_bayes_posteriors(counts, y_partial, alpha="cv")
     assert P_cv.shape == (60, 2) and np.allclose(P_cv.sum(1), 1)
     with pytest.raises(ValueError, match="non-negative"):
@@ -399,19 +402,33 @@ def test_digits_prec_beats_tsne(per_class):
     X, y = load_digits(return_X_y=True)
     keep = y < 5
     X, y = X[keep], y[keep]
-    rng = np.random.default_rng(0)
-    labels = np.full(y.size, -1)
-    for c in range(5):
-        labels[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
-    P = soft_nearest_neighbor_posteriors(X, labels)
-    assert np.mean(P.argmax(1) == y) > (0.7 if per_class == 10 else 0.95)
     hs = [10, 50, 100]
-    pe = ParametricEmbedding(eta_phi="auto", random_state=0).fit(P)
-    prec_pe = posterior_precision(P, pe.embedding_, pe.class_embedding_, h=hs)
-    Y = HSSNE(metric="precomputed", init="random", random_state=0).fit_transform(
-        np.sqrt(posterior_divergences(P)))
-    prec_tsne = posterior_precision(P, Y, h=hs)
-    print(f"\n{per_class} labels/class: prec PE {prec_pe}, t-SNE {prec_tsne}")
-    assert np.all(prec_pe >= prec_tsne - 0.01)
-    assert prec_pe.mean() > prec_tsne.mean()
-    assert prec_pe.min() > 0.9
+    accuracy, prec_pe, prec_tsne = [], [], []
+    for seed in range(5):  # each seed draws other labelled points
+        rng = np.random.default_rng(seed)
+        labels = np.full(y.size, -1)
+        for c in range(5):
+            labels[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
+        P = soft_nearest_neighbor_posteriors(X, labels)
+        accuracy.append(np.mean(P.argmax(1) == y))
+        pe = ParametricEmbedding(eta_phi="auto", random_state=seed).fit(P)
+        prec_pe.append(posterior_precision(P, pe.embedding_, pe.class_embedding_, h=hs))
+        Y = HSSNE(metric="precomputed", init="random", random_state=seed).fit_transform(
+            np.sqrt(posterior_divergences(P)))
+        prec_tsne.append(posterior_precision(P, Y, h=hs))
+    prec_pe, prec_tsne = np.array(prec_pe), np.array(prec_tsne)
+    print(f"\n{per_class} labels/class: prec(h = {hs}) PE {prec_pe.mean(0)}, "
+          f"t-SNE {prec_tsne.mean(0)}")
+    # The posteriors themselves: with 10 labels per class 0.64 to 0.76 per draw (mean
+    # 0.716, sd 0.034 over 20 draws), with 100 about 0.99.
+    assert spread("accuracy of the posteriors", accuracy) > (0.65 if per_class == 10 else 0.95)
+    for h, pe_h, tsne_h in zip(hs, prec_pe.T, prec_tsne.T):
+        spread(f"prec({h}) PE - t-SNE", pe_h - tsne_h)
+    # PE is far ahead at h = 10 (by 0.26 with 10 labels per class, 0.54 with 100); at
+    # h = 50 and 100 the two tie (with 10 labels per class PE - t-SNE is -0.002 and
+    # -0.005, sd 0.01 per draw over 20 draws): 0.02 below that is 3 standard errors of a
+    # mean of 5 draws.
+    assert np.all(prec_pe.mean(0) >= prec_tsne.mean(0) - 0.02)
+    assert spread("prec PE - t-SNE, mean over h", prec_pe.mean(1) - prec_tsne.mean(1),
+                  threshold=0.0) > 0
+    assert prec_pe.mean(0).min() > 0.9

@@ -459,15 +459,19 @@ def test_snerv_beats_nerv_and_tsne_on_vehicle():
 
 
 @pytest.mark.slow
-def test_snerv_beats_nerv_and_tsne_on_usps():
+def test_snerv_beats_nerv_and_ties_tsne_on_usps():
     data = load_shared("usps_full")
     idx = np.random.default_rng(0).choice(len(data["y"]), 1500, replace=False)
     X, y = data["X"][idx], data["y"][idx]
     folds = list(StratifiedKFold(10, shuffle=True, random_state=0).split(X, y))[:3]
     errors = _cv_errors(X, y, folds, LearningMetric(random_state=0), n_iter=300)
     print("USPS (1500) 5-NN test error, 3 of 10 folds:", errors)
-    # Over all 10 folds (benchmarks/snerv_reproduce.py) SNeRV's mean error is below
-    # t-SNE's (0.065 against 0.073 at tradeoff 0.3) but not significantly (paired p 0.3).
-    assert errors["SNeRV 0.1"] < errors["NeRV 0.1"] - 0.03
-    assert errors["SNeRV 0.1"] < errors["t-SNE"]
-    assert errors["SNeRV 0.3"] < errors["t-SNE"]
+    # Over all 10 folds (benchmarks/snerv_reproduce.py, docs/nerv.md): SNeRV 0.067 / 0.065
+    # at tradeoff 0.1 / 0.3, NeRV 0.106 / 0.129, t-SNE 0.073. SNeRV beats NeRV (paired p
+    # 0.0015 and 0.0002) but only ties t-SNE (p 0.19, ahead on 6 folds of 10): the metric
+    # classifies held-out digits hardly better than 5-NN on a t-SNE map. Per fold the
+    # errors spread by about 0.016, so the tie allows 0.02 on a mean of three folds.
+    assert errors["SNeRV 0.1"] < errors["NeRV 0.1"]
+    assert errors["SNeRV 0.3"] < errors["NeRV 0.1"]
+    assert errors["SNeRV 0.1"] <= errors["t-SNE"] + 0.02
+    assert errors["SNeRV 0.3"] <= errors["t-SNE"] + 0.02

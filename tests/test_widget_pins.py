@@ -380,3 +380,28 @@ def test_a_failed_add_points_leaves_the_old_run_going(explorer, monkeypatch):
     assert ex.status == "paused" and len(ex._log) == 1
     ex.step(5)
     wait_for(lambda: run.iteration >= 5, timeout=60)
+
+
+def test_changes_made_before_step_all_come_before_its_iterations(explorer):
+    """Annotations and a pin queued before ``step(n)`` are applied before any of its
+    iterations, however the worker thread is timed: the map equals a run given the
+    same changes and then stepped."""
+    X = blobs()[:45]
+    method = HSSNE(alpha=1.0, perplexity=10, max_iter=60, early_exaggeration_iter=20,
+                   random_state=0)
+    expected = None
+    for _ in range(5):
+        ex = explorer(X=X, method=method, class_names=["a", "b"])
+        ex.apply("soft_label", [0, 1], label=0)
+        ex.apply("must_link", [2, 3])
+        ex.pin([5], [[4.0, -4.0]])
+        ex.step(40)
+        run = settle(ex)
+        assert run.iteration == 40
+        if expected is None:
+            direct = method.prepare(X)
+            direct.set_annotations(*ex._annotation_snapshot())
+            direct.pin([5], [[4.0, -4.0]])
+            direct.step(40)
+            expected = direct.embedding
+        np.testing.assert_array_equal(run.embedding, expected)

@@ -306,6 +306,10 @@ class RunWorker:
                 self._failed = True
                 self._set_status("error", f"{type(err).__name__}: {err}")
             with self._cond:
+                if self._pending():
+                    # Queued while the last changes were applied: apply these too before
+                    # the next step, so that changes made before step() all precede it.
+                    continue
                 stepping = self._wants_steps()
             if stepping:
                 settled = False

@@ -73,8 +73,9 @@ DATASETS = {
 KERNEL = dict(kernel="poly", kernel_params=dict(degree=2, coef0=1.0))
 
 
-def methods(kernel_variants=True):
-    """Name -> factory(n_components) -> estimator, every learner with its defaults."""
+def methods(kernel_variants=True, auto_k=False):
+    """Name -> factory(n_components) -> estimator, every learner with its defaults
+    (``auto_k``: also SS-LFDA and SS-DNE choosing their neighbourhood size)."""
     table = {
         "PCA": lambda d: PCA(d),
         "LPP": lambda d: LPP(d, neighbor_cost="local_scaling"),
@@ -87,6 +88,11 @@ def methods(kernel_variants=True):
         "SS-LFDA, label B only": lambda d: SSLFDA(d, constraint="label"),
         "SS-DNE, label B only": lambda d: SSDNE(d, constraint="label"),
     }
+    if auto_k:
+        table.update({
+            "SS-LFDA, k auto": lambda d: SSLFDA(d, n_neighbors="auto"),
+            "SS-DNE, k auto": lambda d: SSDNE(d, n_neighbors="auto"),
+        })
     if kernel_variants:
         table.update({
             "KPCA + LPP*": lambda d: LPP(d, neighbor_cost="local_scaling",
@@ -162,7 +168,8 @@ def raw_accuracy(data, n_labelled, n_splits):
 #: The paper's claim: each semi-supervised learner is at least as good as its
 #: supervised and its unsupervised counterpart (the paper's tables use LPP*).
 COMPARISONS = tuple((semi, base) for semi in ("SS-LFDA", "SS-DNE")
-                    for base in ("LFDA", "LPP", "LPP*", "SELF"))
+                    for base in ("LFDA", "LPP", "LPP*", "SELF")) + (
+    ("SS-LFDA, k auto", "SS-LFDA"), ("SS-DNE, k auto", "SS-DNE"))
 
 
 def paired_comparisons(per_split):
@@ -195,6 +202,10 @@ def main(argv=None):
     parser.add_argument("--no-kernel", action="store_true", help="skip the KPCA-trick rows")
     parser.add_argument("--quick", action="store_true",
                         help="2 splits, one label setting, no kernel rows: a smoke run")
+    parser.add_argument("--methods", nargs="+",
+                        help='rows to run (default: all), e.g. LPP SS-LFDA "SS-LFDA, k auto"')
+    parser.add_argument("--auto-k", action="store_true",
+                        help='add SS-LFDA and SS-DNE with n_neighbors="auto"')
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS threads (default 1; read before NumPy loads)")
@@ -215,7 +226,10 @@ def main(argv=None):
         if data is None:
             print(f"skipping {name}: its data file was not found", file=sys.stderr)
             continue
-        table = methods(setting.get("kernel", True) and not (args.no_kernel or args.quick))
+        table = methods(setting.get("kernel", True) and not (args.no_kernel or args.quick),
+                        auto_k=args.auto_k)
+        if args.methods:
+            table = {m: f for m, f in table.items() if m in args.methods}
         d = setting["n_components"]
         for n_labelled in setting["labelled"][:1] if args.quick else setting["labelled"]:
             columns.append(f"{pathlib.Path(name).stem} l={n_labelled} d={d}")

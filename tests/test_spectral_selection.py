@@ -151,3 +151,58 @@ def test_other_strings_are_refused(two_moons_like, value):
     X, _, partial = two_moons_like
     with pytest.raises((TypeError, ValueError), match="gamma"):
         SSDNE(gamma=value).fit(X, partial)
+
+
+# -- the neighbourhood size ----------------------------------------------------------------
+@pytest.mark.parametrize("estimator", [SSLFDA, SSDNE])
+def test_auto_neighbourhood_size_is_the_best_scored_of_the_three(two_moons_like, estimator):
+    X, _, partial = two_moons_like
+    model = estimator(n_neighbors="auto").fit(X, partial)
+    chosen = model.selected_params_
+    assert set(chosen) == {"gamma", "hadamard_power", "beta", "n_neighbors"}
+    assert chosen["n_neighbors"] in selection.NEIGHBOR_COUNTS
+    # Each size on its own: the chosen one scores at least as many hidden points right.
+    best_correct = {k: estimator(n_neighbors=k).fit(X, partial).selection_results_["n_correct"]
+                    .max() for k in selection.NEIGHBOR_COUNTS}
+    assert best_correct[chosen["n_neighbors"]] == max(best_correct.values())
+    # The same map as the chosen values given outright.
+    fixed = estimator(**chosen).fit(X, partial)
+    np.testing.assert_allclose(model.embedding_, fixed.embedding_)
+    assert model.get_params()["n_neighbors"] == "auto"
+
+
+def test_auto_neighbourhood_size_without_labels_or_effect_is_the_default(two_moons_like):
+    X, _, partial = two_moons_like
+    assert LPP(n_neighbors="auto").fit(X).selected_params_ == {"n_neighbors": 7}
+    few = np.full_like(partial, -1)
+    few[[0, 1, 150, 151]] = 0, 0, 1, 1
+    assert SSDNE(n_neighbors="auto").fit(X, few).selected_params_["n_neighbors"] == 7
+
+
+class _Scored:
+    """What best_neighbor_count reads of a run."""
+
+    def __init__(self, k, n_correct, margin, gamma=1.0):
+        self.n_neighbors = k
+        self.selected_params = {"gamma": gamma}
+        self.selection_results = dict(params=[{"gamma": gamma}], n_correct=np.array([n_correct]),
+                                      margin=np.array([margin]), n_hidden=10)
+
+
+def test_neighbourhood_size_ties_go_to_the_default():
+    pick = selection.best_neighbor_count
+    assert pick([_Scored(5, 8, 1.0), _Scored(7, 8, 1.0), _Scored(10, 8, 1.0)]).n_neighbors == 7
+    assert pick([_Scored(5, 9, 0.5), _Scored(7, 8, 2.0), _Scored(10, 8, 3.0)]).n_neighbors == 5
+    # Equal counts: the rule's next criteria (gamma, then the margin) come before k.
+    assert pick([_Scored(5, 8, 1.0), _Scored(7, 8, 1.0), _Scored(10, 8, 2.0)]).n_neighbors == 10
+    assert pick([_Scored(5, 8, 1.0, gamma=10.0), _Scored(7, 8, 3.0)]).n_neighbors == 5
+    unscored = _Scored(10, 9, 1.0)
+    unscored.selection_results = None
+    assert pick([_Scored(5, 8, 1.0), unscored, _Scored(7, 8, 1.0)]).n_neighbors == 7
+
+
+@pytest.mark.parametrize("value", ["Auto", "cv", 0])
+def test_other_neighbourhood_sizes_are_refused(two_moons_like, value):
+    X, _, partial = two_moons_like
+    with pytest.raises((TypeError, ValueError), match="n_neighbors"):
+        SSDNE(n_neighbors=value).fit(X, partial)

@@ -64,7 +64,10 @@ def _auto_or(value, check):
 def _has_effect(name, settings):
     """Whether a parameter changes the solution with these settings, and so is
     worth cross-validating: gamma weighs the neighbourhood cost against the
-    label cost, the Hadamard power needs a neighbourhood cost, beta always acts."""
+    label cost, the Hadamard power needs a neighbourhood cost, the neighbourhood
+    size a neighbourhood cost or DNE's or MFA's label cost, beta always acts."""
+    if name == "n_neighbors":
+        return settings["neighbor_cost"] is not None or settings["label_cost"] in ("dne", "mfa")
     if name == "gamma":
         return settings["label_cost"] is not None and settings["neighbor_cost"] is not None
     if name == "hadamard_power":
@@ -110,9 +113,13 @@ class SpectralSSDR(EmbeddingEstimator):
         strengthens strong links relative to weak ones (LPP* in the paper);
         r = 0 gives the unweighted k-NN graph. Live. "auto": chosen with
         gamma from {1, 2, 4}; 1 when it cannot be cross-validated.
-    n_neighbors : int, default=7
+    n_neighbors : int or "auto", default=7
         k of the k-NN graph of C^u and of the same- and other-class
         neighbour graphs of DNE and MFA (lowered to the class sizes).
+        "auto": chosen from {5, 7, 10} in the same cross-validation as the
+        other "auto" parameters (ties go to 7; 7 when it cannot be
+        cross-validated). Not the default: on the shared benchmark sets it
+        did not help on average (docs/spectral.md).
     bandwidth : float or None, default=None
         The heat kernel's t; None: the mean squared k-NN distance.
     gamma_scale : {"relative", "absolute"}, default="relative"
@@ -224,8 +231,9 @@ class SpectralSSDR(EmbeddingEstimator):
         if label_cost is None and s["neighbor_cost"] is None and beta != 1:
             raise ValueError("label_cost=None and neighbor_cost=None leave nothing to "
                              "optimize; choose a cost, or beta=1 for PCA.")
-        n_neighbors = check_number(s["n_neighbors"], "n_neighbors", low=1, integer=True)
-        if n_neighbors >= n_samples:
+        n_neighbors = _auto_or(s["n_neighbors"],
+                               lambda v: check_number(v, "n_neighbors", low=1, integer=True))
+        if n_neighbors != AUTO and n_neighbors >= n_samples:
             raise ValueError(f"n_neighbors = {n_neighbors} must be less than n_samples = "
                              f"{n_samples}: a point has only n_samples - 1 neighbours. Use a "
                              f"smaller n_neighbors.")
@@ -291,26 +299,47 @@ class SpectralSSDR(EmbeddingEstimator):
             raise ValueError(f"n_components = {s['n_components']} is larger than the rank of "
                              f"the centred {space}, {rank}: there are only {rank} directions "
                              f"along which the training points vary.")
-        neighbor_graph = scales = None
-        if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
-            neighbor_graph, scales = knn_graphs.neighbourhood_graph_and_scales(
-                coords, s["neighbor_cost"], s["n_neighbors"], bandwidth=settings["bandwidth"])
         if init is not None:
             init = np.asarray(init, dtype=np.float64)
             if init.shape != (n, s["n_components"]):
                 raise ValueError(f"init must have shape (n_samples, n_components) = "
                                  f"{(n, s['n_components'])}; got {init.shape}.")
+        build = dict(coords=coords, settings=s, bandwidth=settings["bandwidth"], labels=labels,
+                     must=must, cannot=cannot, init=init, feature_map=(mean, basis, kernel_map))
+        if s["n_neighbors"] != AUTO:
+            return self._selected_run(**build, n_neighbors=s["n_neighbors"])
+        if not _has_effect("n_neighbors", s):
+            run = self._selected_run(**build, n_neighbors=min(selection.DEFAULT_NEIGHBORS, n - 1))
+        else:
+            counts = [k for k in selection.NEIGHBOR_COUNTS if k < n] or [n - 1]
+            run = selection.best_neighbor_count([
+                self._selected_run(**build, n_neighbors=k, scored=True) for k in counts])
+        run.selected_params["n_neighbors"] = run.n_neighbors
+        return run
+
+    def _selected_run(self, coords, settings, bandwidth, labels, must, cannot, init,
+                      feature_map, n_neighbors, scored=False):
+        """A run with neighbourhoods of ``n_neighbors`` points, its "auto"
+        parameters chosen by cross-validation (see :meth:`prepare`); ``scored``:
+        cross-validate even with none, so that runs of other sizes compare."""
+        s = settings
+        neighbor_graph = scales = None
+        if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
+            neighbor_graph, scales = knn_graphs.neighbourhood_graph_and_scales(
+                coords, s["neighbor_cost"], n_neighbors, bandwidth=bandwidth)
         auto = [name for name in selection.DEFAULTS if s[name] == AUTO]
         effective = [name for name in auto if _has_effect(name, s)]
         initial = {**{name: selection.DEFAULTS[name] for name in auto},
                    **selection.fallback(effective, _has_effect("gamma", s))}
-        fixed = {k: v for k, v in s.items() if k != "neighbor_cost" and k not in auto}
+        fixed = {k: v for k, v in s.items()
+                 if k not in ("neighbor_cost", "n_neighbors") and k not in auto}
         run = SpectralRun(coords, name=type(self).__name__, labels=labels, must_links=must,
                           cannot_links=cannot, neighbor_graph=neighbor_graph, scales=scales,
-                          init=init, feature_map=(mean, basis, kernel_map), **initial, **fixed)
+                          init=init, feature_map=feature_map, n_neighbors=n_neighbors,
+                          **initial, **fixed)
         run.selected_params = dict(initial)
         run.selection_results = None
-        if effective:
+        if effective or scored:
             chosen, run.selection_results = run.select_parameters(effective)
             run.selected_params.update(chosen)
         return run

@@ -55,6 +55,10 @@ TOWARD_ALL_POINTS = ("gamma", "beta")
 #: labels to cross-validate (:func:`fallback`).
 DEFAULTS = dict(gamma=1.0, hadamard_power=1.0, beta=0.5)
 
+#: Neighbourhood sizes k tried when ``n_neighbors="auto"``; ties go to the default.
+NEIGHBOR_COUNTS = (5, 7, 10)
+DEFAULT_NEIGHBORS = 7
+
 N_FOLDS = 5
 #: Hidden points whose margins are computed at once (bounds the distance block).
 MARGIN_BLOCK = 256
@@ -203,3 +207,30 @@ def cross_validate(solve, set_labels, labels, candidates):
         return None, results
     keys = [selection_key(c, n_correct[i], margin[i]) for i, c in enumerate(candidates)]
     return dict(candidates[max(range(len(candidates)), key=keys.__getitem__)]), results
+
+
+def best_neighbor_count(runs):
+    """The run whose neighbourhood size did best in its own cross-validation.
+
+    Each run was prepared with its own ``n_neighbors`` and has chosen its other
+    parameters (``selection_results``; the folds depend on the labels only, so
+    the scores compare). The runs are ranked by the key of their chosen
+    candidate (:func:`selection_key`), with the distance of k from
+    :data:`DEFAULT_NEIGHBORS` (in log scale) added to the distance from the
+    defaults. Without scores (too few labels) the run nearest the default wins.
+    """
+    def distance(run):
+        return abs(np.log(run.n_neighbors / DEFAULT_NEIGHBORS))
+
+    def key(run):
+        results = run.selection_results
+        chosen = {name: run.selected_params[name] for name in results["params"][0]}
+        i = results["params"].index(chosen)
+        *ranking, to_default = selection_key(chosen, results["n_correct"][i],
+                                             results["margin"][i])
+        return (*ranking, to_default - distance(run))
+
+    if any(run.selection_results is None or not run.selection_results["n_hidden"]
+           for run in runs):
+        return min(runs, key=distance)
+    return max(runs, key=key)

@@ -127,7 +127,13 @@ def test_usps_cross_validated_width():
     unlabelled = partial < 0
     model = Mbed(10, random_state=0).fit(X, partial)
     assert model.sigma_ < model.sigma_candidates_[0]
-    assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.28
+    error = np.mean(model.labels_[unlabelled] != y[unlabelled])
+    print(f"\nUSPS split 0: test error {error:.4f}, sigma {model.sigma_:.4g} of "
+          f"{np.round(model.sigma_candidates_, 4)}")
+    # This split scored 23.8%; over the benchmark's 10 splits the mean is 25.5% with an sd
+    # of 3.5 points (the paper: 30.6%). 34% is 2.5 of those sds above the mean, so another
+    # machine's rounding may move the result without failing the test.
+    assert error < 0.34
 
 
 def test_with_chosen_settings_fixes_the_cross_validated_width(rng):

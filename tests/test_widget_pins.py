@@ -254,16 +254,22 @@ def test_an_old_file_without_pins_still_imports_and_bad_pins_change_nothing(expl
 
 # ------------------------------------------------------------------ new points
 
-def test_add_points_places_them_and_keeps_indices_annotations_and_pins(explorer):
-    X = blobs()
-    ex = explorer(X=X[:45], class_names=["a", "b"], data={"size": np.arange(45.0)},
-                  hover_text=[f"old {i}" for i in range(45)])
+def annotate_pin_and_step(ex):
+    """Label points 0 and 1, link 2 and 3, pin 5, then step 40 iterations; the run."""
     ex.apply("soft_label", [0, 1], label=0)
     ex.apply("must_link", [2, 3])
     ex.pin([5], [[4.0, -4.0]])
     ex.step(40)
-    old = settle(ex)
-    assert old.iteration == 40
+    run = settle(ex)
+    assert run.iteration == 40
+    return run
+
+
+def test_add_points_places_them_and_keeps_indices_annotations_and_pins(explorer):
+    X = blobs()
+    ex = explorer(X=X[:45], class_names=["a", "b"], data={"size": np.arange(45.0)},
+                  hover_text=[f"old {i}" for i in range(45)])
+    old = annotate_pin_and_step(ex)
     before, iteration = old.embedding, old.iteration
     ann_before = ex.annotations.to_json()
     ex.add_points(X[45:], labels=[1] * 5 + [-1] * 10, data={"size": np.arange(45.0, 60.0)},
@@ -392,12 +398,7 @@ def test_changes_made_before_step_all_come_before_its_iterations(explorer):
     expected = None
     for _ in range(5):
         ex = explorer(X=X, method=method, class_names=["a", "b"])
-        ex.apply("soft_label", [0, 1], label=0)
-        ex.apply("must_link", [2, 3])
-        ex.pin([5], [[4.0, -4.0]])
-        ex.step(40)
-        run = settle(ex)
-        assert run.iteration == 40
+        run = annotate_pin_and_step(ex)
         if expected is None:
             direct = method.prepare(X)
             direct.set_annotations(*ex._annotation_snapshot())

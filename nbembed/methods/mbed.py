@@ -356,7 +356,7 @@ class Mbed(EmbeddingEstimator):
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_`` if ``prepare`` chose it by
         cross-validation; ``self`` otherwise (see
-        :meth:`EmbeddingEstimator.with_chosen_settings`)."""
+        ``EmbeddingEstimator.with_chosen_settings``)."""
         if getattr(self, "sigma_candidates_", None) is None:
             return self
         return clone(self).set_params(sigma=self.sigma_)

@@ -216,7 +216,7 @@ def best_neighbor_count(runs):
     parameters (``selection_results``; the folds depend on the labels only, so
     the scores compare). The runs are ranked by the key of their chosen
     candidate (:func:`selection_key`), with the distance of k from
-    :data:`DEFAULT_NEIGHBORS` (in log scale) added to the distance from the
+    ``DEFAULT_NEIGHBORS`` (7; in log scale) added to the distance from the
     defaults. Without scores (too few labels) the run nearest the default wins.
     """
     def distance(run):

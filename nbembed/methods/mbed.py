@@ -336,10 +336,14 @@ class Mbed(EmbeddingEstimator):
         directions = kernels.simplex_directions(K, d)
         self.anneal_start_ = self._resolve_anneal_start(K, weights)
         graph = self._spread_graph(X) if self.anneal_start_ == "labels" else None
+        latest = {}  # the neighbourhoods of the last width: the folds of a candidate share them
 
         def run_for(sigma, label_weights):
             """An MbedRun with input width ``sigma`` and these label weights."""
-            M, p_log_p = self._neighbourhoods(distances, sigma)
+            if latest.get("sigma") != sigma:
+                latest.clear()  # one n x n matrix at a time
+                latest.update(sigma=sigma, neighbourhoods=self._neighbourhoods(distances, sigma))
+            M, p_log_p = latest["neighbourhoods"]
             centres = None
             if graph is not None:
                 centres = spread_labels(graph, soft * label_weights[:, None]) @ directions

@@ -18,7 +18,6 @@ which lower precision) and input neighbours that are not display neighbours
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
 from . import _config
 from ._kernels import nerv as kernels
@@ -206,6 +205,7 @@ def retrieval_precision_recall(X, Y, n_relevant=20, n_retrieved=None, *, metric=
             r.max() > n - 1:
         raise ValueError(f"n_retrieved must be an integer or integers in [1, {n - 1}] "
                          f"(n_samples - 1); got {n_retrieved!r}.")
+    from sklearn.neighbors import NearestNeighbors
     relevant = NearestNeighbors(n_neighbors=n_relevant, metric=metric).fit(X).kneighbors(
         return_distance=False)
     retrieved = NearestNeighbors(n_neighbors=int(r.max())).fit(Y).kneighbors(

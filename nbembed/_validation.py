@@ -7,9 +7,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import VALID_METRICS
-from sklearn.utils import check_random_state as _sklearn_random_state
-
 from . import _config
 
 
@@ -72,7 +69,10 @@ def check_option(value, name, options):
 
 
 def check_random_state(random_state, name="random_state"):
-    """``sklearn.utils.check_random_state`` with an error that names the parameter.
+    """The generator a ``random_state`` parameter names, as scikit-learn reads it.
+
+    None is NumPy's global RandomState, an integer seeds a new one, a
+    RandomState is used as it is.
 
     Returns
     -------
@@ -84,19 +84,30 @@ def check_random_state(random_state, name="random_state"):
         If ``random_state`` is not None, an integer seed in [0, 2**32 - 1] or a
         ``numpy.random.RandomState``.
     """
-    try:
-        return _sklearn_random_state(random_state)
-    except (ValueError, TypeError):
-        raise ValueError(f"{name} must be None, an integer in [0, 2**32 - 1] or a "
-                         f"numpy.random.RandomState; got {random_state!r}.") from None
+    if random_state is None:
+        return np.random.mtrand._rand
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
+            and 0 <= random_state < 2**32:
+        return np.random.RandomState(int(random_state))
+    raise ValueError(f"{name} must be None, an integer in [0, 2**32 - 1] or a "
+                     f"numpy.random.RandomState; got {random_state!r}.")
+
+
+#: Metrics accepted without asking scikit-learn for its list.
+COMMON_METRICS = ("euclidean", "cosine", "precomputed")
 
 
 def check_metric(metric, name="metric"):
     """Check a metric of ``sklearn.metrics.pairwise_distances``: a name, a callable or
     "precomputed"; return it."""
-    if callable(metric) or (isinstance(metric, str) and (
-            metric == "precomputed" or metric in VALID_METRICS["brute"])):
+    if callable(metric) or (isinstance(metric, str) and metric in COMMON_METRICS):
         return metric
+    if isinstance(metric, str):
+        from sklearn.neighbors import VALID_METRICS
+        if metric in VALID_METRICS["brute"]:
+            return metric
     raise ValueError(f"{name} must be 'precomputed', a callable or a metric name of "
                      f"sklearn.metrics.pairwise_distances (such as 'euclidean', 'cosine' or "
                      f"'manhattan'); got {metric!r}.")

@@ -38,8 +38,6 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import pairwise_distances
-from sklearn.neighbors import NearestNeighbors
 
 from . import _config
 from ._kernels import hssne as kernels
@@ -88,6 +86,7 @@ def _neighbours(Z, k, metric="euclidean"):
     ``kneighbors()`` without a query excludes each point by its index, so exact
     duplicates still count as neighbours of each other.
     """
+    from sklearn.neighbors import NearestNeighbors
     return NearestNeighbors(n_neighbors=k, metric=metric).fit(Z).kneighbors(
         return_distance=False)
 
@@ -98,6 +97,7 @@ def _rank_penalty(R, metric, nbrs, k, chunk_size):
     r(i, j) = 1 + #{l != i : d(i, l) < d(i, j)}, so points at tied distances share
     the best rank. Rows are processed ``chunk_size`` at a time.
     """
+    from sklearn.metrics import pairwise_distances
     n = R.shape[0]
     total = 0
     for start in range(0, n, chunk_size):
@@ -319,6 +319,7 @@ def knn_error(Y, y, *, k=1, train=None, test=None):
     n_train = int(np.count_nonzero(train_mask))
     k = _check_k(k, n_train, limit=n_train + 1,
                  why=f"there are only {n_train} training points")
+    from sklearn.neighbors import NearestNeighbors
     nn = NearestNeighbors(n_neighbors=k).fit(Y[train_mask])
     nbrs = nn.kneighbors(Y[test_mask], return_distance=False)
     predicted = _vote(y[train_mask][nbrs])

@@ -14,8 +14,6 @@ fitting itself is there.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import column_or_1d
 
 from .._validation import check_data
 
@@ -68,6 +66,8 @@ def labels_from(y=None, soft_labels=None, sample_weight=None, n_samples=None):
     parts = []
     classes = None
     if y is not None:
+        from sklearn.utils.multiclass import type_of_target
+        from sklearn.utils.validation import column_or_1d
         y = column_or_1d(y, warn=True)
         if y.shape[0] != n_samples:
             raise ValueError(f"y must be 1-D with one label per sample ({n_samples}); got "

@@ -8,8 +8,8 @@ Quinonero Candela, 2005), or a fraction of it (Mbed's ``sigma="cv"``).
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import pairwise_distances
 
+from .._distances import pairwise_distances
 from .._validation import check_random_state
 
 #: Random points among which the dissimilarities estimate the 1/K quantile of

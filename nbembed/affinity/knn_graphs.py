@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 
 #: Zelnik-Manor & Perona's (and Sugiyama's) local scale: the distance to the
 #: 7th nearest neighbour.
@@ -34,6 +33,7 @@ def knn_distances(X, n_neighbors):
         Sorted ascending in each row.
     indices : ndarray of int (n, n_neighbors)
     """
+    from sklearn.neighbors import NearestNeighbors
     nn = NearestNeighbors(n_neighbors=n_neighbors).fit(X)
     return nn.kneighbors()
 

@@ -38,14 +38,10 @@ import numbers
 
 import numpy as np
 import scipy.sparse.csgraph as csgraph
-from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.cluster import KMeans
-from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .. import _config
+from .._estimator import Classifier, check_is_fitted
 from .._kernels.learning_metric import straight_path_distances
 from .._validation import check_data, check_dense_allowed, check_new_data, check_number, \
     check_random_state
@@ -67,6 +63,7 @@ COMPONENTS_PER_CLASS = (1, 2, 4, 8)
 def _initial_parameters(X_init, init_weights, X, targets, weights, n_components, rng):
     """Weighted k-means centroids on every point given (labelled or not), and theta
     from the smoothed class counts of the labelled points nearest to each centroid."""
+    from sklearn.cluster import KMeans
     K = min(n_components, X_init.shape[0])
     km = KMeans(n_clusters=K, n_init=3, random_state=rng.randint(2**31 - 1))
     km.fit(X_init, sample_weight=init_weights)
@@ -84,6 +81,7 @@ def _fit_one(X, targets, weights, centroids, theta, sigma, max_iter, tol):
     center = np.average(X, axis=0, weights=weights)
     spread = max(float(np.sum(np.average((X - center) ** 2, axis=0, weights=weights))), 1e-300)
     start = np.concatenate([centroids.ravel(), theta.ravel()])
+    from scipy.optimize import minimize  # imported when used: it takes 0.3 s
     result = minimize(mixture_objective, start,
                       args=(X, targets, weights, K, sigma, THETA_PENALTY, CENTROID_PENALTY,
                             center, spread),
@@ -96,7 +94,7 @@ def _fit_one(X, targets, weights, centroids, theta, sigma, max_iter, tol):
 
 # --------------------------------------------------------------------------- estimator
 
-class LearningMetric(ClassifierMixin, BaseEstimator):
+class LearningMetric(Classifier):
     """Supervised Riemannian distances from a discriminative mixture of labelled Gaussians.
 
     Fits p(c | x) = sum_k beta_ck g_k(x) / sum_k g_k(x) to the labelled points,
@@ -209,6 +207,7 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
         ValueError
             Without labels, with a single class, or with invalid parameters.
         """
+        from sklearn.utils.validation import validate_data
         check_data(X, min_samples=2)
         X = np.ascontiguousarray(validate_data(self, X, dtype=np.float64, ensure_min_samples=2))
         targets, weights, self.classes_ = labels_from(y, soft_labels, sample_weight,
@@ -307,6 +306,7 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
             # Explicit splits index the rows of X; keep their labelled points.
             return [(positions[a][positions[a] >= 0], positions[b][positions[b] >= 0])
                     for a, b in splits]
+        from sklearn.model_selection import KFold, StratifiedKFold
         n_splits = check_number(self.cv, "cv", low=2, integer=True)
         counts = np.bincount(hard)
         seed = rng.randint(2**31 - 1)
@@ -339,6 +339,7 @@ class LearningMetric(ClassifierMixin, BaseEstimator):
 
     # -- the model -----------------------------------------------------------------
     def _check_X(self, X):
+        from sklearn.utils.validation import validate_data
         check_is_fitted(self, "centroids_")
         check_new_data(X)
         return np.ascontiguousarray(validate_data(self, X, dtype=np.float64, reset=False))

@@ -13,7 +13,8 @@ Two ways to build it, chosen by ``method``:
 * ``"auto"``: exact up to ``DENSE_AFFINITY_MAX_N`` points (see ``_config``),
   kNN above.
 
-The neighbours of the kNN P are exact (scikit-learn's ``NearestNeighbors``)
+The neighbours of the kNN P are exact (a blocked search for Euclidean
+distances between dense rows, scikit-learn's ``NearestNeighbors`` otherwise)
 or approximate (nearest-neighbour descent from the optional package
 pynndescent), chosen by ``neighbors``; ``"auto"`` is exact up to
 ``EXACT_NEIGHBORS_MAX_N`` points. Exact search costs O(n^2 d) in high
@@ -43,10 +44,10 @@ import os
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import pairwise_distances
-from sklearn.neighbors import NearestNeighbors
 
 from .. import _config
+from .._distances import nearest_neighbors as exact_neighbors
+from .._distances import pairwise_distances
 from .._kernels.csr import is_symmetric_csr
 from .._kernels.perplexity import TIE_RTOL
 from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
@@ -136,10 +137,8 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         if metric == "precomputed":
             D = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
             sq = D * D
-        elif metric == "euclidean":
-            sq = pairwise_distances(X, metric="euclidean", squared=True)
         else:
-            sq = pairwise_distances(X, metric=metric) ** 2
+            sq = pairwise_distances(X, metric=metric, squared=True)
         return calibrate(np.ascontiguousarray(sq), perplexity, skip_diagonal=True)
     k = n_neighbors if n_neighbors is not None else int(min(n - 1, np.ceil(3 * perplexity)))
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
@@ -279,14 +278,10 @@ def _nearest_neighbors(X, k, metric):
         if sp.issparse(X):
             check_dense_allowed(X.shape[0], what="Sparse precomputed dissimilarities",
                                 alternative="Pass data vectors with a metric instead")
-        D = X.toarray() if sp.issparse(X) else X
-        # Ties and duplicate points can put i outside its own neighbour list;
-        # asking for k + 1 and dropping i (or the farthest) handles both.
-        nn = NearestNeighbors(n_neighbors=k + 1, metric="precomputed").fit(D)
-        dist, idx = nn.kneighbors(D)
-    else:
-        nn = NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(X)
-        dist, idx = nn.kneighbors(X)
+        X = X.toarray() if sp.issparse(X) else X
+    # Ties and duplicate points can put i outside its own neighbour list;
+    # asking for k + 1 and dropping i (or the farthest) handles both.
+    dist, idx = exact_neighbors(X, k + 1, metric=metric)
     return _drop_self(dist, idx, k)
 
 

@@ -9,10 +9,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, eigsh
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.decomposition import PCA
-from sklearn.utils.validation import check_is_fitted
 
+from .._estimator import Transformer, check_is_fitted
 from .._validation import check_cosine_rows, check_data, check_dense_allowed, check_metric, \
     check_number, check_option, check_random_state, check_sparse_metric, \
     check_square_nonnegative
@@ -24,7 +22,7 @@ from ._new_points import check_new_points, check_placement_perplexity
 INIT_SCALE = 1e-4
 
 
-class EmbeddingEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class EmbeddingEstimator(Transformer):
     """Base class: ``fit`` is ``prepare`` + the default schedule.
 
     Subclasses define ``prepare`` (returning a run), the class attributes
@@ -334,6 +332,7 @@ def _principal_components(X, n_components, rng):
         if d <= n and n * d * d <= COVARIANCE_PCA_MAX_WORK:
             Y[:, :k] = _covariance_pca(X, k)
         else:
+            from sklearn.decomposition import PCA
             Y[:, :k] = PCA(n_components=k, svd_solver="full" if n < 500 else "randomized",
                            random_state=rng).fit_transform(X)
         return Y
@@ -341,6 +340,7 @@ def _principal_components(X, n_components, rng):
     k = min(n_components, min(X.shape) - 1)
     if k < 1 or (X.max(axis=0) != X.min(axis=0)).nnz == 0:  # every row the same
         return Y
+    from sklearn.decomposition import PCA
     try:
         Y[:, :k] = PCA(n_components=k, svd_solver="arpack", random_state=rng).fit_transform(X)
     except ArpackError as err:

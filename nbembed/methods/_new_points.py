@@ -27,10 +27,9 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import pairwise_distances
-from sklearn.metrics.pairwise import euclidean_distances
 
 from .. import _config
+from .._distances import pairwise_distances
 from .._kernels.rows import cross_squared_distances
 from .._validation import check_cosine_rows, check_data, check_number, check_sparse_metric
 from ..affinity.fixed_width import fixed_width_rows
@@ -142,7 +141,7 @@ class NewPoints:
         if self.metric == "euclidean" and (sp.issparse(X) or sp.issparse(self.data)):
             # ||x||^2 + ||r||^2 - 2 x.r over the stored entries; each entry is
             # summed in the same order whatever the other rows.
-            return np.maximum(euclidean_distances(X, self.data, squared=True), 0.0)
+            return np.maximum(pairwise_distances(X, self.data, squared=True), 0.0)
         if self.metric == "euclidean":
             if getattr(self, "_data_t", None) is None:
                 self._data_t = np.ascontiguousarray(self.data.T, dtype=np.float64)

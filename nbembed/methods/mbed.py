@@ -27,11 +27,10 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.metrics import pairwise_distances
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
+from .._distances import pairwise_distances
+from .._estimator import check_is_fitted, copy_with
 from .._kernels import mbed as kernels
 from .._validation import check_dense_allowed, check_number, check_option, check_random_state
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
@@ -363,7 +362,7 @@ class Mbed(EmbeddingEstimator):
         ``EmbeddingEstimator.with_chosen_settings``)."""
         if getattr(self, "sigma_candidates_", None) is None:
             return self
-        return clone(self).set_params(sigma=self.sigma_)
+        return copy_with(self, sigma=self.sigma_)
 
     def _resolve_sigma_rule(self, n_classes, label_weights):
         """"number", "quantile" or "cv": how ``sigma`` is set."""

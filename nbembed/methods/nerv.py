@@ -30,9 +30,9 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.metrics import pairwise_distances
 
+from .._distances import pairwise_distances
+from .._estimator import copy_with
 from .._validation import check_dense_allowed, check_number, check_option
 from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
@@ -83,11 +83,9 @@ class _NeRVEstimator(EmbeddingEstimator):
                             alternative="NeRV is exact over all pairs; embed a subsample")
         if metric == "precomputed":
             return np.square(data)
-        if metric == "euclidean":
-            D2 = pairwise_distances(data, metric="euclidean", squared=True)
-            np.fill_diagonal(D2, 0.0)
-            return np.maximum(D2, 0.0)
-        return np.square(pairwise_distances(data, metric=metric))
+        D2 = pairwise_distances(data, metric=metric, squared=True)
+        np.fill_diagonal(D2, 0.0)
+        return np.maximum(D2, 0.0)
 
     def _make_run(self, data, metric, n_neighbors, init, run_class=None, **extra):
         n = data.shape[0]
@@ -396,7 +394,7 @@ class SNeRV(_NeRVEstimator):
         else:
             raise TypeError(f"learning_metric must be a LearningMetric or None; got "
                             f"{type(self.learning_metric).__name__}.")
-        metric = clone(template)
+        metric = copy_with(template)
         if metric.random_state is None:
             # A given metric without a seed of its own takes this one, so that
             # random_state makes the whole fit reproducible (its k-means start).

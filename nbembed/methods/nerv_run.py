@@ -15,10 +15,10 @@ import logging
 import math
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.metrics.pairwise import euclidean_distances
 
 from .. import _config
+from .._distances import pairwise_distances
+from .._estimator import copy_with
 from .._validation import check_annotations, check_labels
 from ..affinity import conditional_probabilities
 from ..affinity.widening import widened_neighbourhoods, widening_stages
@@ -313,7 +313,7 @@ class SupervisedDistances:
         D = learning_metric.pairwise_distances(X)
         if euclidean_weight == 0:
             return cls(learning_metric), D
-        E2 = np.maximum(euclidean_distances(X, squared=True), 0.0)
+        E2 = pairwise_distances(X, squared=True)
         upper = np.triu_indices(X.shape[0], 1)
         s_E = float(np.median(E2[upper]))
         scale = float(np.median(np.square(D[upper]))) / s_E if s_E > 0 else 0.0
@@ -326,7 +326,7 @@ class SupervisedDistances:
         D = self.learning_metric.pairwise_distances(X, Y)
         if self.euclidean_weight * self.scale == 0:
             return D
-        E2 = np.maximum(euclidean_distances(X, Y, squared=True), 0.0)
+        E2 = pairwise_distances(X, Y, squared=True)
         return np.sqrt(np.square(D) + self.euclidean_weight * self.scale * E2)
 
 
@@ -384,7 +384,7 @@ class SNeRVRun(NeRVRun):
         -------
         self
         """
-        metric = clone(self.learning_metric).fit(
+        metric = copy_with(self.learning_metric).fit(
             self.X, **metric_targets(y, annotations, self.X.shape[0]))
         distances, D = SupervisedDistances.fit_distances(metric, self.X, self.euclidean_weight)
         P, beta = conditional_probabilities(D, self.n_neighbors, method="exact",

@@ -30,10 +30,9 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
 from .. import _config
+from .._estimator import check_is_fitted
 from .._kernels import parametric as kernels
 from .._validation import check_data, check_new_data, check_number, check_option, \
     check_random_state
@@ -454,6 +453,7 @@ class ParametricEmbedding(EmbeddingEstimator):
         run.run(callbacks)
         self._finish_fit(run)
         if not run.converged and run.history and run.iteration >= run.n_iter:
+            from sklearn.exceptions import ConvergenceWarning
             warnings.warn(f"Parametric Embedding stopped after max_iter = {run.n_iter} rounds "
                           f"with |dJ/dPhi| / n = {run.history[-1]['grad_norm']:.3g} above tol "
                           f"= {run.tol:g}; raise max_iter or tol.", ConvergenceWarning,

@@ -17,20 +17,14 @@ The named learners are in :mod:`nbembed.methods.spectral_presets`, the run in
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
+from .._estimator import check_is_fitted
 from .._validation import check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, selection, solver
 from ..spectral.kpca import KERNELS, KernelPCAMap
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
 from .spectral_run import GAMMA, HADAMARD_POWER, SpectralRun, merge_labels
-
-try:
-    from sklearn.utils.validation import validate_data
-except ImportError:  # scikit-learn < 1.6
-    def validate_data(estimator, X, **kwargs):
-        return estimator._validate_data(X, **kwargs)
 
 AXIS_SCALINGS = ("constraint", "unit")
 CONSTRAINTS = ("label", "label+neighbor")
@@ -274,6 +268,7 @@ class SpectralSSDR(EmbeddingEstimator):
         -------
         SpectralRun
         """
+        from sklearn.utils.validation import validate_data  # feature names, as in scikit-learn
         X_checked = validate_input(X, min_samples=2)
         validate_data(self, X, reset=True)
         n, n_features = X_checked.shape
@@ -372,6 +367,7 @@ class SpectralSSDR(EmbeddingEstimator):
         -------
         ndarray (n_samples, n_components)
         """
+        from sklearn.utils.validation import validate_data
         check_is_fitted(self, "components_")
         check_new_data(X)
         X = validate_data(self, X, reset=False, dtype=np.float64)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from sklearn.metrics.pairwise import pairwise_kernels
 
 from .._validation import check_dense_allowed, check_option
 
@@ -59,6 +58,7 @@ class KernelPCAMap:
                 raise ValueError(f"kernel(X, Y) must return an array of shape "
                                  f"{(X.shape[0], Y.shape[0])}; got {K.shape}.")
             return K
+        from sklearn.metrics.pairwise import pairwise_kernels
         return pairwise_kernels(X, Y, metric=self.kernel, **self.params_)
 
     def fit_transform(self, X):

@@ -1,0 +1,261 @@
+"""The scikit-learn estimator contract, without importing scikit-learn.
+
+Importing scikit-learn takes about a second (it imports scipy.stats, and pandas
+where installed), which a fresh process would pay before its first embedding
+even where the fit never calls scikit-learn. The classes here give nbembed's
+estimators what scikit-learn's ``clone``, ``Pipeline``, ``GridSearchCV`` and
+``set_output`` rely on: parameters from the constructor's signature, tags,
+feature names and output containers. scikit-learn is imported only when one
+of its own functions asks (tags, a not-fitted error, a pandas output set
+through its global configuration).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import sys
+
+import numpy as np
+
+#: Longest shown form of one parameter's value in an estimator's repr.
+REPR_VALUE_CHARS = 60
+
+
+class Estimator:
+    """Parameters are the constructor's arguments, stored under their own names.
+
+    ``get_params``, ``set_params`` and the repr follow scikit-learn's
+    conventions, so that its ``clone`` and model selection work unchanged.
+    """
+
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        names = []
+        for name, parameter in signature.parameters.items():
+            if name == "self" or parameter.kind == parameter.VAR_KEYWORD:
+                continue
+            if parameter.kind == parameter.VAR_POSITIONAL:
+                raise TypeError(f"{cls.__name__}.__init__ must not take *args: every "
+                                f"parameter needs a name.")
+            names.append(name)
+        return sorted(names)
+
+    def get_params(self, deep=True):
+        """Get this estimator's parameters.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return the parameters of parameters that are estimators, as
+            ``name__parameter``.
+
+        Returns
+        -------
+        dict
+        """
+        params = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                params.update((f"{name}__{key}", inner)
+                              for key, inner in value.get_params().items())
+            params[name] = value
+        return params
+
+    def set_params(self, **params):
+        """Set parameters (``name__parameter`` for those of a parameter that is an estimator).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a parameter.
+        """
+        valid = self.get_params(deep=True)
+        nested = {}
+        for key, value in params.items():
+            name, _, inner = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"{name!r} is not a parameter of {type(self).__name__}; its "
+                                 f"parameters are {sorted(self._get_param_names())}.")
+            if inner:
+                nested.setdefault(name, {})[inner] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, inner_params in nested.items():
+            valid[name].set_params(**inner_params)
+        return self
+
+    def __repr__(self):
+        defaults = {name: parameter.default for name, parameter
+                    in inspect.signature(type(self).__init__).parameters.items()}
+        shown = [f"{name}={_short_repr(value)}"
+                 for name, value in self.get_params(deep=False).items()
+                 if _differs(value, defaults.get(name, inspect.Parameter.empty))]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False))
+
+
+def _differs(value, default):
+    if default is inspect.Parameter.empty or value is default:
+        return default is inspect.Parameter.empty
+    if _is_nan(value) and _is_nan(default):
+        return False
+    return type(value) is not type(default) or repr(value) != repr(default)
+
+
+def _is_nan(value):
+    return isinstance(value, float) and value != value
+
+
+def _short_repr(value):
+    if isinstance(value, np.ndarray):
+        return f"<array of shape {value.shape}>"
+    text = repr(value)
+    if isinstance(value, Estimator) or len(text) <= REPR_VALUE_CHARS:
+        return text
+    return text[:REPR_VALUE_CHARS - 3] + "..."
+
+
+class Transformer(Estimator):
+    """An estimator with ``transform``: feature names ``<class name><i>`` and ``set_output``.
+
+    The ``transform`` and ``fit_transform`` of every subclass return, once
+    ``set_output(transform="pandas")`` was called (or scikit-learn's
+    ``set_config(transform_output="pandas")``), a pandas DataFrame with those
+    names as columns and the input's index.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("transform", "fit_transform"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_wraps_output", False):
+                setattr(cls, name, _with_output_container(method))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the embedding's columns: the class name in lower case and a number.
+
+        Parameters
+        ----------
+        input_features : ignored
+            Accepted for scikit-learn's pipelines.
+
+        Returns
+        -------
+        ndarray of str objects (n_components,)
+        """
+        check_is_fitted(self, "_n_features_out")
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{i}" for i in range(self._n_features_out)], dtype=object)
+
+    def set_output(self, *, transform=None):
+        """Choose what ``transform`` and ``fit_transform`` return.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"} or None
+            "default": a NumPy array; "pandas": a DataFrame with the columns of
+            :meth:`get_feature_names_out`; None: leave the setting unchanged.
+
+        Returns
+        -------
+        self
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(f"set_output(transform=...) must be 'default', 'pandas' or None; "
+                             f"got {transform!r}.")
+        self._transform_output = transform
+        return self
+
+    def _output_kind(self):
+        chosen = getattr(self, "_transform_output", None)
+        if chosen is not None:
+            return chosen
+        sklearn = sys.modules.get("sklearn")  # not imported: nobody set its configuration
+        return sklearn.get_config()["transform_output"] if sklearn is not None else "default"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()
+        return tags
+
+
+def _with_output_container(method):
+    @functools.wraps(method)
+    def wrapped(self, X, *args, **kwargs):
+        Y = method(self, X, *args, **kwargs)
+        kind = self._output_kind()
+        if kind == "default":
+            return Y
+        if kind != "pandas":
+            raise ValueError(f"{type(self).__name__} returns NumPy arrays or pandas frames; "
+                             f"transform_output={kind!r} is not supported.")
+        import pandas as pd
+        return pd.DataFrame(Y, index=getattr(X, "index", None),
+                            columns=self.get_feature_names_out())
+
+    wrapped._wraps_output = True
+    return wrapped
+
+
+class Classifier(Estimator):
+    """An estimator with ``predict``: ``score`` is the accuracy."""
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : array-like (n_samples,)
+        sample_weight : array-like (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        correct = np.asarray(self.predict(X)) == np.asarray(y)
+        return float(np.average(correct, weights=sample_weight))
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = ClassifierTags()
+        tags.target_tags.required = True
+        return tags
+
+
+def check_is_fitted(estimator, attribute):
+    """Raise scikit-learn's ``NotFittedError`` if ``estimator`` lacks ``attribute``."""
+    if not hasattr(estimator, attribute):
+        from sklearn.exceptions import NotFittedError
+        raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. "
+                             f"Call 'fit' with appropriate arguments before using this "
+                             f"estimator.")
+
+
+def copy_with(estimator, **params):
+    """A new, unfitted estimator of the same class with the same parameters but ``params``.
+
+    Parameters that are estimators are copied the same way, others deep-copied,
+    as scikit-learn's ``clone`` does.
+    """
+    own = {name: copy_with(value) if isinstance(value, Estimator) else copy.deepcopy(value)
+           for name, value in estimator.get_params(deep=False).items()}
+    own.update(params)
+    return type(estimator)(**own)

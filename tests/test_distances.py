@@ -1,13 +1,11 @@
-"""nbembed's own Euclidean distances and exact neighbours against scikit-learn's."""
+"""nbembed's own Euclidean distances against scikit-learn's."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances as sklearn_distances
-from sklearn.neighbors import NearestNeighbors
 
-from nbembed import _distances
-from nbembed._distances import nearest_neighbors, pairwise_distances, squared_euclidean
+from nbembed._distances import pairwise_distances, squared_euclidean
 
 
 @pytest.fixture(scope="module")
@@ -31,21 +29,3 @@ def test_pairwise_distances_match_sklearn_for_any_metric_and_sparse_rows(X, metr
         got = pairwise_distances(rows, rows[:20], metric=metric, squared=squared)
         # sqrt of a rounding error of 1e-15 at a distance of zero is 3e-8
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-7)
-
-
-@pytest.mark.parametrize("block_entries", [2**24, 150 * 7])  # one block; blocks of 7 rows
-def test_nearest_neighbors_match_sklearn(X, monkeypatch, block_entries):
-    monkeypatch.setattr(_distances, "BLOCK_ENTRIES", block_entries)
-    dist, idx = nearest_neighbors(X, 11)
-    want_dist, want_idx = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X)
-    np.testing.assert_array_equal(idx, want_idx)
-    np.testing.assert_allclose(dist, want_dist, rtol=1e-9, atol=1e-12)
-    assert np.all(idx[:, 0] == np.arange(len(X)))
-
-
-def test_nearest_neighbors_take_ties_in_index_order_and_k_up_to_n():
-    grid = np.array([[0.0], [1.0], [-1.0], [2.0], [1.0]])
-    dist, idx = nearest_neighbors(grid, 5)
-    np.testing.assert_array_equal(idx[0], [0, 1, 2, 4, 3])
-    np.testing.assert_array_equal(dist[0], [0, 1, 1, 1, 2])
-    np.testing.assert_array_equal(idx[1], [1, 4, 0, 3, 2])

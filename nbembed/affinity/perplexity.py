@@ -13,8 +13,7 @@ Two ways to build it, chosen by ``method``:
 * ``"auto"``: exact up to ``DENSE_AFFINITY_MAX_N`` points (see ``_config``),
   kNN above.
 
-The neighbours of the kNN P are exact (a blocked search for Euclidean
-distances between dense rows, scikit-learn's ``NearestNeighbors`` otherwise)
+The neighbours of the kNN P are exact (scikit-learn's ``NearestNeighbors``)
 or approximate (nearest-neighbour descent from the optional package
 pynndescent), chosen by ``neighbors``; ``"auto"`` is exact up to
 ``EXACT_NEIGHBORS_MAX_N`` points. Exact search costs O(n^2 d) in high

@@ -30,7 +30,10 @@ What the harness does:
 * Defaults everywhere: ``HSSNE(alpha=a)``, ``openTSNE.TSNE()`` (FFT),
   ``openTSNE.TSNE(negative_gradient_method="bh")``, ``sklearn.manifold.TSNE()``,
   ``umap.UMAP()``; a seed where the library takes one without changing its
-  speed.
+  speed. For HSSNE at alpha != 1, openTSNE with ``dof = 1 / alpha`` minimizes
+  the same objective (its heavy-tailed kernel (1 + d^2 / dof)^-dof is HSSNE's
+  (1 + alpha d^2)^(-1 / alpha)): libraries ``opentsne-dof2`` and
+  ``opentsne-dof0.5``, to compare quality on the same objective.
 
 Data: scikit-learn's digits (1797 x 64), the shared USPS set (9298 x 256,
 ``../shared/data/usps_full/data.npz``) and USPS-like sets of 20 000 and 70 000
@@ -62,12 +65,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 SAMPLE = 3000
 WARM_UP_POINTS = 200
 LIBRARIES = ("nbembed-0.5", "nbembed-1", "nbembed-2", "opentsne", "opentsne-bh", "sklearn",
-             "umap")
+             "umap", "opentsne-dof2", "opentsne-dof0.5")
 REFERENCE = "opentsne"
 DATASETS = ("digits", "usps", "20000", "70000")
 LABELS = {"nbembed-0.5": "nbembed HSSNE α=0.5", "nbembed-1": "nbembed HSSNE α=1",
           "nbembed-2": "nbembed HSSNE α=2", "opentsne": "openTSNE (default, FFT)",
-          "opentsne-bh": "openTSNE BH", "sklearn": "scikit-learn TSNE", "umap": "UMAP"}
+          "opentsne-bh": "openTSNE BH", "sklearn": "scikit-learn TSNE", "umap": "UMAP",
+          "opentsne-dof2": "openTSNE dof=2 (HSSNE α=0.5's kernel)",
+          "opentsne-dof0.5": "openTSNE dof=0.5 (HSSNE α=2's kernel)"}
 
 
 # ------------------------------------------------------------------ in the worker process
@@ -96,6 +101,9 @@ def make_fit(library, seed):
     if library.startswith("opentsne"):
         from openTSNE import TSNE
         extra = {"negative_gradient_method": "bh"} if library == "opentsne-bh" else {}
+        if library.startswith("opentsne-dof"):
+            # openTSNE's kernel (1 + d^2 / dof)^-dof is HSSNE's with alpha = 1 / dof.
+            extra = {"dof": float(library[len("opentsne-dof"):])}
         return lambda X: np.asarray(TSNE(random_state=seed, **extra).fit(X))
     if library == "sklearn":
         from sklearn.manifold import TSNE

@@ -1,11 +1,11 @@
 """Distances between data rows: Euclidean ones on dense rows here, every other
-metric (and sparse rows), and neighbour searches, through scikit-learn,
-imported only then."""
+metric (and sparse rows) through scikit-learn, imported only then."""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
 
 def _dense_euclidean(X, metric):
     return metric == "euclidean" and not sp.issparse(X)
@@ -56,27 +56,3 @@ def pairwise_distances(X, Y=None, *, metric="euclidean", squared=False):
     D = sklearn_distances(X, Y, metric=metric)
     return D * D if squared else D
 
-
-def nearest_neighbors(X, k, *, metric="euclidean"):
-    """The k nearest rows of every row of X, itself among them (exact).
-
-    scikit-learn's ``NearestNeighbors`` finds them: for Euclidean rows its
-    parallel compiled search took 0.75-1.1 s for 91 neighbours of the 9298
-    USPS rows, a blocked NumPy search 2.4-2.7 s and twice the memory; its
-    import (about 0.9 s) is paid by fits of more than
-    ``_config.DENSE_AFFINITY_MAX_N`` points only, which take seconds anyway.
-
-    Parameters
-    ----------
-    X : ndarray or scipy.sparse matrix (n, d), or (n, n) dissimilarities with
-        ``metric="precomputed"``
-    k : int
-    metric : str or callable
-
-    Returns
-    -------
-    dist, idx : ndarray (n, k)
-        Distances and indices, nearest first.
-    """
-    from sklearn.neighbors import NearestNeighbors
-    return NearestNeighbors(n_neighbors=k, metric=metric).fit(X).kneighbors(X)

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+
 from . import _config
 
 

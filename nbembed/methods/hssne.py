@@ -136,8 +136,8 @@ class HSSNE(EmbeddingEstimator):
         exaggeration, when the cost changed by at most ``tol`` of itself per
         iteration over each of the last two recording intervals (at least 100
         iterations; the cost is recorded every 50 or 100 iterations with an
-        exact P, every 10 or 50 (above 50 000 points) with a sparse one). ``n_iter_`` then says
-        where it stopped and ``converged_`` is True. 0 always runs
+        exact P, every 10 or 50 (above 50 000 points) with a sparse one).
+        ``n_iter_`` then says where it stopped and ``converged_`` is True. 0 always runs
         ``max_iter`` iterations. On the 1797 digits the cost still falls by
         5e-5 per iteration at 1000 iterations for alpha = 1 (no early stop);
         at alpha = 0.5 it stops near 600 (docs/hssne.md, "Stopping early").

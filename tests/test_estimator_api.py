@@ -23,7 +23,7 @@ from nbembed._estimator import copy_with
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FIT_WITHOUT_SKLEARN = r"""
-import json, sys
+import importlib, json, sys
 import numpy as np
 import nbembed
 rng = np.random.default_rng(0)
@@ -38,7 +38,8 @@ for name, fit in [
         ("SNE", lambda: nbembed.SNE(max_iter=60, random_state=0).fit_transform(X)),
         ("NeRV", lambda: nbembed.NeRV(max_iter=5, random_state=0).fit_transform(X)),
         ("HSSNE transform", lambda: nbembed.HSSNE(max_iter=60, random_state=0).fit(X)
-         .transform(X[:5] + 0.1))]:
+         .transform(X[:5] + 0.1)),
+        ("widget quality", lambda: importlib.import_module("nbembed.widget.quality"))]:
     fit()
     imported_by[name] = "sklearn" in sys.modules
 print(json.dumps(imported_by))

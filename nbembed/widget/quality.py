@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import pairwise_distances
 
+from .._distances import pairwise_distances
 from .._validation import check_data
 from .._kernels.ranks import distance_rank_penalty, embedding_rank_penalty
 from ..metrics import _neighbours, _trust_from_penalty, knn_error

@@ -418,6 +418,27 @@ def test_frames_keep_the_allowed_rate_on_average_between_step_calls(make_explore
     assert burst == [True] * int(frames.FRAME_CREDIT) + [False] * (5 - int(frames.FRAME_CREDIT))
 
 
+def test_the_byte_limit_counts_only_what_a_frame_changes(make_explorer, monkeypatch):
+    from nbembed.widget import frames
+
+    ex = make_explorer(frame_rate=60, autostart=False)
+    wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)
+    n = ex._n
+    snap = ex._snapshot
+    moved = snap.embedding + np.random.default_rng(7).normal(scale=0.1, size=snap.embedding.shape)
+    ex._snapshot = frames.Snapshot(moved, snap.anchors, snap.membership, snap.iteration + 1,
+                                   snap.cost)
+    ex._publish()
+    assert ex._frame_bytes == n * (4 + 4)  # new positions; the same colours are not sent
+    monkeypatch.setattr(frames, "MAX_STREAM_BYTES_PER_SECOND", n * 8 * 10.0)
+    assert ex._publish_interval() == pytest.approx(0.1)  # 10 such frames a second
+    ex.color_by_values("parity", np.arange(n) % 2)
+    assert ex._frame_bytes == n * 2  # new colours only
+    ex._publish()
+    assert ex._frame_bytes == 0
+    assert ex._publish_interval() == pytest.approx(1 / 60)
+
+
 def test_a_forced_frame_does_not_hold_back_the_next_one(make_explorer):
     ex = make_explorer(frame_rate=1, autostart=False)
     wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)

@@ -239,6 +239,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             self._user_colorings.update(arguments.check_data(data, n))
             self._user_values.update({str(c): np.asarray(data[c]) for c in data.keys()})
         self._credit, self._credit_time = 1.0, time.monotonic()  # frames allowed now
+        self._frame_bytes = None  # bytes of the last frame sent (FrameStream)
         self._display_maps = {}
         self.frames_sent = 0
         self.skipped_frames = 0

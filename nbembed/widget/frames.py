@@ -138,7 +138,12 @@ class FrameStream(traitlets.HasTraits):
         return True
 
     def _publish_interval(self):
-        payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
+        """Seconds between frames: ``frame_rate``'s, or longer where the last
+        frame's bytes (all the positions and colours before the first) would
+        exceed ``MAX_STREAM_BYTES_PER_SECOND``."""
+        payload = self._frame_bytes
+        if payload is None:
+            payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
         return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
 
     def _publish(self):
@@ -154,11 +159,20 @@ class FrameStream(traitlets.HasTraits):
             self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
             points, anchors = normalize(points, anchors)
             coloring = self._coloring(snap)
+            positions = encode(points, FLOAT32)
+            anchors = b"" if anchors is None else encode(anchors, FLOAT32)
+            codes = encode(coloring.codes, UINT16)
+            # A trait goes to the browser only when its value changed: the
+            # colours, and often the anchors, stay as they were.
+            self._frame_bytes = sum(len(new) for new, old in ((positions, self._positions),
+                                                              (anchors, self._anchors),
+                                                              (codes, self._codes))
+                                    if new != old)
             with self.hold_sync():
                 self.frame_id = frame
-                self._positions = encode(points, FLOAT32)
-                self._anchors = b"" if anchors is None else encode(anchors, FLOAT32)
-                self._codes = encode(coloring.codes, UINT16)
+                self._positions = positions
+                self._anchors = anchors
+                self._codes = codes
                 self.palette = coloring.palette
                 self.legend = coloring.legend
                 self.legend_continuous = coloring.continuous

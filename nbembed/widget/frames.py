@@ -138,8 +138,8 @@ class FrameStream(traitlets.HasTraits):
         return True
 
     def _publish_interval(self):
-        """Seconds between frames: ``frame_rate``'s, or longer where the last
-        frame's bytes (all the positions and colours before the first) would
+        """Seconds between frames: ``frame_rate``'s, or longer where frames the
+        size of the last one (before any, all positions and colours) would
         exceed ``MAX_STREAM_BYTES_PER_SECOND``."""
         payload = self._frame_bytes
         if payload is None:

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numba import njit
 from sklearn.datasets import load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -21,13 +22,16 @@ import reference_approximate as ref_approx
 from conftest import spread
 from nbembed import HSSNE, _config
 from nbembed.methods.registry import get
-from nbembed._kernels import barnes_hut, hssne, interpolation
+from nbembed._kernels import barnes_hut, hssne, interpolation, power_table
 from nbembed.affinity import joint_probabilities
 from nbembed.affinity import perplexity as affinity_module
 from nbembed.objectives import hssne as hssne_module
 from nbembed.metrics import kl_divergence
 
 ALPHAS = [0.0, 0.5, 1.0, 2.0, 1.3]
+#: The tree walk has a form for each closed-form alpha, the tabulated power
+#: (1.3) and, below TABULATED_MIN_ALPHA, the exp-and-log power (0.03).
+TREE_ALPHAS = ALPHAS + [0.03]
 
 
 def _exact_sums(Y, alpha):
@@ -46,7 +50,7 @@ def _clusters(rng, n=180):
 
 
 # -- kernels against references ------------------------------------------------------------
-@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("alpha", TREE_ALPHAS)
 @pytest.mark.parametrize("theta", [0.0, 0.5, 1.2])
 def test_barnes_hut_matches_reference(rng, alpha, theta):
     Y = _clusters(rng)
@@ -60,7 +64,7 @@ def test_barnes_hut_matches_reference(rng, alpha, theta):
     assert z_only == pytest.approx(z, rel=1e-13)
 
 
-@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("alpha", TREE_ALPHAS)
 def test_barnes_hut_theta_zero_is_exact(rng, alpha):
     Y = _clusters(rng, 300)
     Y[5] = Y[6]  # duplicates are fine
@@ -70,6 +74,34 @@ def test_barnes_hut_theta_zero_is_exact(rng, alpha):
     assert z == pytest.approx(z_exact, rel=1e-12)
     np.testing.assert_allclose(forces, f_exact, rtol=1e-10,
                                atol=1e-12 * np.abs(f_exact).max())
+
+
+@njit
+def _tabulated_kernel_values(tau, alpha, table):
+    h = np.empty_like(tau)
+    s = np.empty_like(tau)
+    for k in range(tau.size):
+        h[k], s[k] = power_table.tabulated_power_kernel(tau[k], alpha, table)
+    return h, s
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.35, 0.8, 1.3, 1.7, 2.95, 3.0, 10.0, 100.0])
+def test_tabulated_power_kernel_matches_numpy(rng, alpha):
+    """Relative error below the documented 2e-9 from TABULATED_MIN_ALPHA on, over
+    squared distances from 0 to 1e12 (every binary exponent of w and every interval)."""
+    tau = np.r_[0.0, np.logspace(-12, 12, 50_001), rng.uniform(0, 100, 20_000)]
+    h, s = _tabulated_kernel_values(tau, alpha, power_table.power_table(alpha))
+    h_ref = ref.power_kernel(tau, alpha)
+    normal = h_ref > 1e-290  # the table, like exp, flushes what underflows
+    np.testing.assert_allclose(h[normal], h_ref[normal], rtol=2e-9, atol=0)
+    np.testing.assert_allclose(s, 1.0 / (1.0 + alpha * tau), rtol=1e-15)
+    assert np.all(h[~normal] < 1e-280)
+
+
+def test_the_walk_takes_the_table_from_its_smallest_alpha():
+    forms = [barnes_hut._form(a) for a in (1.0, 0.5, 2.0, 0.0, 0.049, 0.05, 0.8)]
+    assert forms == [0, 1, 2, 3, 4, 5, 5]
+    assert power_table.TABULATED_MIN_ALPHA == 0.05
 
 
 def test_quadtree_cells_partition_the_points(rng):

@@ -30,9 +30,10 @@ fixed-point update needs.
 
 For large n the repulsion is approximated (``barnes_hut``, ``interpolation``)
 and only the attraction over a sparse P is computed here
-(:func:`hssne_attraction`). Loops that cannot vectorize (sparse rows, tree
-walks) choose the closed form by comparing alpha per pair
-(:func:`kernel_by_alpha`), where the branch costs little.
+(:func:`hssne_attraction`). Loops that cannot vectorize (sparse rows, grids)
+choose the closed form by comparing alpha per pair (:func:`kernel_by_alpha`),
+where the branch costs little; the tree walk is compiled for each kernel
+function, with a table for the power (:mod:`.power_table`).
 """
 
 import math
@@ -101,7 +102,7 @@ def has_closed_form(alpha):
 def kernel_by_alpha(tau, alpha):
     """(H, S) of the power family, the closed form chosen by comparing alpha.
 
-    For loops that do not vectorize anyway (sparse rows, tree walks, grids):
+    For loops that do not vectorize anyway (sparse rows, grids):
     the branch costs little there, and kernels that use it need no kernel
     function argument, so they are cached on disk.
     """

@@ -186,10 +186,9 @@ class HSSNE(EmbeddingEstimator):
         exactly, O(n^2); by a Barnes-Hut quadtree with opening angle
         ``theta``, O(n log n); or by FFT-accelerated interpolation on a grid,
         O(n + grid). The approximate ones need ``n_components`` <= 2 and sum the
-        attraction over the stored entries of a sparse P. "auto" is exact up
-        to 10 000 points (2000 for an alpha without a closed-form kernel,
-        i.e. other than 0, 0.5, 1 and 2, when P is sparse; decided again when
-        alpha changes); above, a grid of at most 4 nodes per point, as fine
+        attraction over the stored entries of a sparse P. "auto" is exact with
+        a dense P (``affinity="exact"``, the default up to 5000 points) and up
+        to 2000 points; above, a grid of at most 4 nodes per point, as fine
         as that allows (node spacing 0.1 to 0.2), and Barnes-Hut once the
         embedding is too wide for it (:func:`~nbembed.objectives.hssne.adaptive_grid_spacing`,
         docs/scale.md).

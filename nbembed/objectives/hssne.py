@@ -291,18 +291,24 @@ class HSSNEObjective(Objective):
                 *permute_csr(P.indptr, P.indices, P.data.astype(np.float32), order))
         return local
 
+    def _kernel_inputs(self, Yt):
+        """(P, alpha, dtype): what the gradient kernels take at Yt.
+
+        In single precision unless the run is float64 or Yt is so wide that
+        squared distances would overflow float32 and every force vanish (a
+        blown-apart embedding would look like a still one).
+        """
+        if self.dtype is np.float64 or not np.all(np.abs(Yt) < SINGLE_MAX_COORDINATE):
+            return self.P_mixed, float(self.alpha), np.float64
+        return self._P_kernel, self.dtype(self.alpha), self.dtype
+
     def gradient(self, Yt, grad, exaggeration=1.0):
         """The gradient into ``grad``; returns A_i = sum_j P~_ij S_ij, the scale
         of the fixed-point update."""
-        alpha = self.dtype(self.alpha)
+        P, alpha, dtype = self._kernel_inputs(Yt)
         if self.repulsion != "exact":
-            return self._approximate_gradient(Yt, alpha, exaggeration, grad)
-        P = self._P_kernel
-        Yk = Yt if self.dtype is np.float64 else Yt.astype(self.dtype)
-        if self.dtype is not np.float64 and not np.all(np.abs(Yt) < SINGLE_MAX_COORDINATE):
-            # Squared distances would overflow single precision and every force
-            # vanish: a blown-apart embedding would look like a still one.
-            P, Yk, alpha = self.P_mixed, Yt, float(self.alpha)
+            return self._approximate_gradient(Yt, P, alpha, dtype, exaggeration, grad)
+        Yk = Yt.astype(dtype, copy=False)
         if sp.issparse(P):
             _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
                                                exaggeration, grad)
@@ -320,13 +326,14 @@ class HSSNEObjective(Objective):
         return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
                 local.data, local.order)
 
-    def _approximate_gradient(self, Yt, alpha, exaggeration, grad):
-        """Attraction over the stored entries of P, repulsion approximate; in the
-        spatial order when there is one, the results put back in the data's."""
-        Yl, indptr, indices, data, order = self._in_local_order(Yt, self._P_kernel, renew=True)
-        Yk = Yl if self.dtype is np.float64 else Yl.astype(self.dtype)
+    def _approximate_gradient(self, Yt, P, alpha, dtype, exaggeration, grad):
+        """Attraction over the stored entries of P (in ``dtype``), repulsion
+        approximate (in float64); in the spatial order when there is one, the
+        results put back in the data's."""
+        Yl, indptr, indices, data, order = self._in_local_order(Yt, P, renew=True)
         attraction = np.empty(Yl.shape[::-1])
-        a_rowsum = kernels.hssne_attraction(Yk, indptr, indices, data, alpha, attraction)
+        a_rowsum = kernels.hssne_attraction(Yl.astype(dtype, copy=False), indptr, indices,
+                                            data, alpha, attraction)
         z, repulsion = self._repulsion_at(Yl)
         if order is None:
             kernels.combine(grad, attraction, repulsion, exaggeration, z)

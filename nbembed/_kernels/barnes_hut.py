@@ -350,7 +350,7 @@ def _walk_all(xs, ys, order, start, end, level, first_child, n_children, root_si
     links[:, 3] = n_children
     theta2 = theta * theta
     form = _form(alpha)
-    table = power_table(alpha if form == 5 else 1.0)
+    table = power_table(alpha) if form == 5 else np.empty(0)  # only the tabulated form reads it
     z_rows = np.zeros(n)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     for b in prange(n_blocks):

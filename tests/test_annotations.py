@@ -312,7 +312,7 @@ ACTIONS = [
     ("add_must_link", ([1, 15, 16],)),
     ("add_must_link_pairs", ([[15, 16], [1, 2]],)),
     ("add_cannot_link", ([17], [18, 19])),
-    ("add_cannot_link_pairs", ([[17, 19]],)),
+    ("add_cannot_link_pairs", ([[2, 19]],)),
     ("clear", ()),
 ]
 
@@ -510,3 +510,37 @@ def test_add_points_keeps_every_annotation_and_the_undo_history():
     with pytest.raises(ValueError):
         ann.add_points(0)
     assert ann.n_samples == 8
+
+
+# ------------------------------------------------------------ bounded history
+
+def test_the_undo_history_keeps_the_latest_steps_within_its_limits(monkeypatch):
+    from nbembed.annotations import history
+
+    monkeypatch.setattr(history, "MAX_UNDO_STEPS", 5)
+    ann = Annotations(N, n_classes=2)
+    for k in range(12):
+        ann.set_labels([k % N], k % 2)
+    assert len(ann) == 5 and ann.history_position == 12 and ann.revision == 12
+    while ann.undo() is not None:
+        pass
+    assert ann.history_position == 7 and ann.revision == 17
+    assert ann.to_labels()[:7].tolist() == [0, 1, 0, 1, 0, 1, 0]  # what was forgotten stays
+    monkeypatch.setattr(history, "MAX_UNDO_BYTES", 1)
+    ann.set_labels(range(N), 1)
+    ann.set_labels(range(N), 0)
+    assert len(ann) == 1  # at least the last step is kept, whatever its size
+
+
+def test_repeated_lassos_leave_the_annotations_as_they_are():
+    ann = Annotations(N)
+    for _ in range(50):
+        ann.add_must_link([1, 2, 3])
+        ann.add_must_link([2, 3])          # within the group
+        ann.add_must_link_pairs([[3, 1]])  # within the group
+        ann.set_labels([4, 5], 0)
+        ann.add_cannot_link([6], [7, 8])
+        ann.add_cannot_link([8], [6])      # across the same selections
+    assert ann.counts() == dict(labelled=2, must_link_groups=1, must_link_pairs=0,
+                                cannot_link_groups=1, cannot_link_pairs=0)
+    assert len(ann) == 3 and ann.revision == 3

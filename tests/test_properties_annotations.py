@@ -99,3 +99,89 @@ def test_from_json_refuses_clearly(text):
         Annotations.from_json(text)
     except Exception as err:  # noqa: BLE001
         assert_clear_refusal(err)
+
+
+# ------------------------------------------------------------------ idempotence
+
+#: Valid additions only: what a user can do by lasso, import or from Python.
+SELECTIONS = st.lists(st.integers(0, N - 1), min_size=2, max_size=6, unique=True)
+PAIRS = st.lists(st.tuples(st.integers(0, N - 1), st.integers(0, N - 1))
+                 .filter(lambda p: p[0] != p[1]), min_size=1, max_size=4)
+ADDITIONS = st.one_of(
+    st.tuples(st.just("set_labels"), SELECTIONS, st.integers(0, 3),
+              st.sampled_from([1.0, 0.5])),
+    st.tuples(st.just("set_soft_labels"), SELECTIONS, st.sampled_from([[0.3, 0.7, 0, 0],
+                                                                       [0.1, 0.2, 0.7, 0]])),
+    st.tuples(st.just("remove_labels"), SELECTIONS),
+    st.tuples(st.just("add_must_link"), SELECTIONS),
+    st.tuples(st.just("add_must_link_pairs"), PAIRS),
+    st.tuples(st.just("add_cannot_link_pairs"), PAIRS),
+    st.tuples(st.just("add_cannot_link"), SELECTIONS, SELECTIONS).filter(
+        lambda op: not set(op[1]) & set(op[2])),
+)
+
+
+def _annotations(operations):
+    ann = Annotations(N, n_classes=4)
+    for operation in operations:
+        _apply(ann, operation)
+    return ann
+
+
+@given(operations=st.lists(ADDITIONS, max_size=10))
+def test_repeating_any_addition_changes_nothing(operations):
+    ann = Annotations(N, n_classes=4)
+    for operation in operations:
+        _apply(ann, operation)
+        text, steps, revision = ann.to_json(), len(ann), ann.revision
+        _apply(ann, operation)
+        assert ann.to_json() == text, f"repeating {operation} changed the annotations"
+        assert len(ann) == steps and ann.revision == revision
+
+
+@given(mine=st.lists(ADDITIONS, max_size=8), theirs=st.lists(ADDITIONS, max_size=8),
+       repeats=st.integers(2, 5))
+def test_merging_the_same_annotations_again_changes_nothing(mine, theirs, repeats):
+    ann, other = _annotations(mine), _annotations(theirs)
+    before = ann.to_json()
+    ann.merge(Annotations.from_json(other.to_json()))
+    once, steps = ann.to_json(), len(ann)
+    counts = ann.counts()
+    for _ in range(repeats):
+        outcome = ann.merge(Annotations.from_json(other.to_json()))
+        assert outcome["labels"] == outcome["constraints"] == 0
+    # Nothing piles up, and one undo still takes back the whole first merge.
+    assert ann.to_json() == once and len(ann) == steps and ann.counts() == counts
+    if once != before:
+        ann.undo()
+        assert ann.to_json() == before
+
+
+@given(operations=st.lists(ADDITIONS, max_size=10))
+def test_importing_an_export_into_itself_changes_nothing(operations):
+    ann = _annotations(operations)
+    text, steps = ann.to_json(), len(ann)
+    for _ in range(5):
+        ann.merge(Annotations.from_json(ann.to_json()))
+    assert ann.to_json() == text and len(ann) == steps
+
+
+@given(mine=st.lists(ADDITIONS, max_size=8), theirs=st.lists(ADDITIONS, max_size=8))
+def test_merging_keeps_every_constraint_and_reports_conflicts_as_before(mine, theirs):
+    ann, other = _annotations(mine), _annotations(theirs)
+    ann.merge(other)
+    # Every pair either side linked is linked after the merge, and none other.
+    for kind in ("must_link_pairs", "cannot_link_pairs"):
+        expected = {tuple(p) for source in (_annotations(mine), other)
+                    for p in getattr(source, kind)()}
+        assert {tuple(p) for p in getattr(ann, kind)()} == expected
+    # A conflict between the two is found as it would be without the deduplication.
+    naive = _annotations(mine)
+    for name in ("_must_link_groups", "_must_link_pairs", "_cannot_link_groups",
+                 "_cannot_link_pairs"):
+        getattr(naive, name).extend(getattr(other, name))
+    naive._soft, naive._conf = ann._soft, ann._conf
+    found, expected = ann.conflicts(), naive.conflicts()
+    assert np.array_equal(found.cannot_link, expected.cannot_link)
+    assert [c.tolist() for c in found.label_mismatch] == \
+        [c.tolist() for c in expected.label_mismatch]

@@ -236,6 +236,44 @@ def test_pins_round_trip_through_export_and_import(explorer):
     np.testing.assert_array_equal(fresh.embedding[[4, 9]], [[1.5, -2.0], [0.25, 3.0]])
 
 
+def test_one_undo_reverts_a_whole_import_with_pins(explorer):
+    ex = explorer(class_names=["a"])
+    ex.apply("must_link", [10, 11])
+    saved = Annotations(60, class_names=["a", "b"])
+    saved.set_labels([0, 1, 2], 1)
+    saved.add_must_link([3, 4, 5])
+    text = json.dumps({**json.loads(saved.to_json()),
+                       "pinned": {"indices": [4, 9], "positions": [[1.5, -2.0], [0.25, 3.0]]}})
+    before = ex.annotations.to_json()
+    ex.import_annotations(text)
+    settle(ex)
+    assert ex.annotation_summary == "3 labelled · 2 must-link groups"
+    assert ex.pinned.tolist() == [4, 9]
+    ex.undo()
+    run = settle(ex)
+    assert ex.annotations.to_json() == before, "labels and links of the import stay after Undo"
+    assert ex.pinned.size == 0 and run.pinned.size == 0
+    ex.undo()  # the action before the import
+    assert ex.annotations.is_empty
+
+
+def test_importing_a_file_again_adds_nothing(explorer):
+    ex = explorer(class_names=["a"])
+    saved = Annotations(60, class_names=["a"])
+    saved.set_labels([0, 1], 0)
+    saved.add_must_link([3, 4, 5])
+    saved.add_cannot_link([6], [7, 8])
+    for _ in range(5):
+        ex.import_annotations(saved.to_json())
+    assert ex.annotations.counts() == saved.counts()
+    assert "Nothing new imported" in ex.notice
+    ex.apply("must_link", [3, 5])
+    assert "hold this must-link already" in ex.notice
+    assert ex.annotations.counts() == saved.counts()
+    ex.undo()
+    assert ex.annotations.is_empty
+
+
 def test_an_old_file_without_pins_still_imports_and_bad_pins_change_nothing(explorer):
     ex = explorer()
     old = Annotations(60, class_names=["a"])

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from . import redundancy
 from .pairs import cross_pairs, frozen, group_pairs, unique_pairs
 from .validation import check_pairs, check_selection
 
@@ -56,11 +57,41 @@ class _Constraints:
 
     They work on the lists named in ``CONSTRAINT_LISTS``, which the
     annotations' constructor creates, and record each addition as one step of
-    the undo history.
+    the undo history. What the annotations hold already is not added again
+    (:mod:`~nbembed.annotations.redundancy`): repeating an action, or
+    importing the same file twice, leaves them as they are and records no step.
     """
+
+    @staticmethod
+    def _describe_addition(list_name, item):
+        """How the undo history names the addition of ``item`` to ``list_name``."""
+        if list_name == "_must_link_groups":
+            return f"add_must_link: group of {len(item)} points"
+        if list_name == "_cannot_link_groups":
+            return f"add_cannot_link: {len(item[0])} x {len(item[1])} points"
+        return f"add{list_name}: {len(item)} pair(s)"
+
+    def _new_part(self, list_name, item):
+        """The part of ``item`` (for the list ``list_name``) that is not held yet, or None."""
+        n = self._n
+        if list_name == "_must_link_groups":
+            present = redundancy.group_is_present(item, self._must_link_groups, n)
+            return None if present else item
+        if list_name == "_cannot_link_groups":
+            present = redundancy.cannot_link_is_present(*item, self._cannot_link_groups)
+            return None if present else item
+        if list_name == "_must_link_pairs":
+            new = redundancy.new_must_link_pairs(item, self._must_link_pairs,
+                                                 self._must_link_groups, n)
+        else:
+            new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
+                                                   self._cannot_link_groups, n)
+        return frozen(new) if len(new) else None
 
     def add_must_link(self, indices):
         """Link every pair of points in a selection, stored as one group.
+
+        A selection that lies within a group already added adds nothing.
 
         Parameters
         ----------
@@ -78,11 +109,13 @@ class _Constraints:
         if len(group) < 2:
             raise ValueError(f"a must-link group needs at least 2 distinct points; got "
                              f"{len(group)} ({int(group[0])}).")
-        self._append(f"add_must_link: group of {len(group)} points", "_must_link_groups",
-                     frozen(group))
+        self._append("_must_link_groups", frozen(group))
 
     def add_must_link_pairs(self, pairs):
         """Link the given pairs of points.
+
+        Pairs already linked (added as pairs, or within one group) are left
+        out; when all are, nothing is added.
 
         Parameters
         ----------
@@ -97,14 +130,14 @@ class _Constraints:
             If it is empty, not of shape (m, 2), out of range, or has a self-pair.
         """
         pairs = check_pairs(pairs, self._n)
-        self._append(f"add_must_link_pairs: {len(pairs)} pair(s)", "_must_link_pairs",
-                     frozen(pairs))
+        self._append("_must_link_pairs", frozen(pairs))
 
     def add_cannot_link(self, indices_a, indices_b):
         """Cannot-link every point of one selection with every point of another.
 
         The two selections are stored as a pair of groups; their pairs are not
-        materialized.
+        materialized. Selections that lie within the two sides of a pair of
+        selections already added add nothing.
 
         Parameters
         ----------
@@ -125,11 +158,13 @@ class _Constraints:
             raise ValueError(f"indices_a and indices_b share {len(shared)} point(s) (e.g. "
                              f"{int(shared[0])}); a point cannot be cannot-linked with "
                              f"itself.")
-        self._append(f"add_cannot_link: {len(a)} x {len(b)} points", "_cannot_link_groups",
-                     (frozen(a), frozen(b)))
+        self._append("_cannot_link_groups", (frozen(a), frozen(b)))
 
     def add_cannot_link_pairs(self, pairs):
         """Cannot-link the given pairs of points.
+
+        Pairs already cannot-linked (added as pairs, or across one pair of
+        selections) are left out; when all are, nothing is added.
 
         Parameters
         ----------
@@ -144,8 +179,7 @@ class _Constraints:
             If it is empty, not of shape (m, 2), out of range, or has a self-pair.
         """
         pairs = check_pairs(pairs, self._n)
-        self._append(f"add_cannot_link_pairs: {len(pairs)} pair(s)", "_cannot_link_pairs",
-                     frozen(pairs))
+        self._append("_cannot_link_pairs", frozen(pairs))
 
     def must_link_groups(self):
         """The must-link groups added with :meth:`add_must_link`.

@@ -89,7 +89,7 @@ class Annotations(_Constraints, _UndoHistory):
         self._must_link_pairs = []
         self._cannot_link_groups = []
         self._cannot_link_pairs = []
-        self._history = []
+        self._forget_history()
 
     # --------------------------------------------------------------- mutation
 
@@ -243,7 +243,7 @@ class Annotations(_Constraints, _UndoHistory):
                              f"{self._class_names.index(name)}); choose another name.")
         step = self._step(f"add_class: {name!r} (class {k})")
         self._grow(k + 1, self._class_names + [name])
-        self._history.append(step)
+        self._record(step)
         return k
 
     def add_points(self, count):
@@ -273,14 +273,17 @@ class Annotations(_Constraints, _UndoHistory):
         self._n = n
 
     def clear(self):
-        """Remove all labels and constraints; the classes are kept. Undoable."""
+        """Remove all labels and constraints; the classes are kept. Undoable (without
+        labels or constraints there is nothing to clear, and no step)."""
+        if self.is_empty:
+            return
         saved = {name: list(getattr(self, name)) for name in CONSTRAINT_LISTS}
         step = self._step("clear", rows=np.flatnonzero(self._conf > 0), constraints=saved)
         self._soft[:] = 0.0
         self._conf[:] = 0.0
         for name in CONSTRAINT_LISTS:
             setattr(self, name, [])
-        self._history.append(step)
+        self._record(step)
 
     def merge(self, other):
         """Add the labels, classes and constraints of ``other`` to these annotations.
@@ -288,14 +291,23 @@ class Annotations(_Constraints, _UndoHistory):
         Classes are matched by name; classes of ``other`` with a new name are
         added after the existing ones. Points labelled in ``other`` take its
         label (mapped to these classes) and confidence; other points keep
-        theirs. Its constraints are appended. The whole merge is one step:
-        one :meth:`undo` reverts it.
+        theirs. Its constraints are added, except those these annotations
+        hold already (as :meth:`add_must_link` and the other adding methods
+        leave them out), so merging the same annotations again changes
+        nothing. The whole merge is one step: one :meth:`undo` reverts it; a
+        merge that changes nothing records no step.
 
         Parameters
         ----------
         other : Annotations
             On the same number of points (for example read with
             :meth:`from_json`).
+
+        Returns
+        -------
+        dict
+            ``labels``: points whose label changed; ``constraints``: constraints
+            added; ``present``: constraints of ``other`` already held.
 
         Raises
         ------
@@ -316,16 +328,29 @@ class Annotations(_Constraints, _UndoHistory):
         rows = np.flatnonzero(other._conf > 0)
         probs = np.zeros((len(rows), len(names)))
         probs[:, columns] = other._soft[rows]
+        current = np.zeros_like(probs)
+        current[:, :self.n_classes] = self._soft[rows]
+        changed = np.any(current != probs, axis=1) | (self._conf[rows] != other._conf[rows])
+        rows, probs = rows[changed], probs[changed]
         saved = {name: list(getattr(self, name)) for name in CONSTRAINT_LISTS}
-        added = sum(len(getattr(other, name)) for name in CONSTRAINT_LISTS)
+        added = offered = 0
+        for name in CONSTRAINT_LISTS:
+            for item in getattr(other, name):
+                offered += 1
+                item = self._new_part(name, item)
+                if item is not None:
+                    getattr(self, name).append(item)
+                    added += 1
+        outcome = dict(labels=len(rows), constraints=added, present=offered - added)
+        if not len(rows) and not added and len(names) == self.n_classes:
+            return outcome
         step = self._step(f"merge: {len(rows)} label(s), {added} constraint(s)", rows=rows,
                           constraints=saved)
         self._grow(len(names), names)
         self._soft[rows] = probs
         self._conf[rows] = other._conf[rows]
-        for name in CONSTRAINT_LISTS:
-            getattr(self, name).extend(getattr(other, name))
-        self._history.append(step)
+        self._record(step)
+        return outcome
 
     # ---------------------------------------------------------------- queries
 

@@ -1,9 +1,15 @@
 """The undo history of :class:`~nbembed.Annotations`.
 
-Every successful mutating call appends one step that holds what the call is
-about to change: the class names, the previous labels of the points it
-relabels, and which constraint list it appends to (or, for ``clear``, all of
-them). :meth:`~nbembed.Annotations.undo` puts these back.
+Every successful mutating call that changes something appends one step that
+holds what the call is about to change: the class names, the previous labels
+of the points it relabels, and which constraint list it appends to (or, for
+``clear`` and ``merge``, all of them). :meth:`~nbembed.Annotations.undo` puts
+these back. A call that changes nothing (labels the points already have, a
+constraint already present) records no step.
+
+The history keeps the last :data:`MAX_UNDO_STEPS` steps, and fewer when their
+saved labels would take more than :data:`MAX_UNDO_BYTES`: the oldest steps are
+forgotten, so a long session of labelling does not grow without bound.
 """
 
 from __future__ import annotations
@@ -11,6 +17,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+#: Most steps the undo history keeps.
+MAX_UNDO_STEPS = 1000
+#: Most bytes of saved labels the undo history keeps (at least one step is kept).
+MAX_UNDO_BYTES = 32 * 2**20
 
 
 class _Step(NamedTuple):
@@ -30,8 +41,41 @@ class _UndoHistory:
 
     Works on the annotations' ``_history`` list and on the state a step saves:
     ``_class_names``, ``_soft``, ``_conf`` and the constraint lists. New labels
-    may add classes, through the annotations' ``_grow``.
+    may add classes, through the annotations' ``_grow``. ``_forgotten`` counts
+    the steps dropped from the start of the history and ``_revision`` every
+    change (a step recorded or undone).
     """
+
+    @property
+    def revision(self):
+        """int: Grows by one with every change (a step recorded or undone); compare two
+        values to tell whether the annotations changed in between."""
+        return self._revision
+
+    @property
+    def history_position(self):
+        """int: Steps recorded minus steps undone since the annotations were made.
+
+        ``len(annotations)`` is the same less the steps forgotten at the start of
+        a long history (see :data:`MAX_UNDO_STEPS`).
+        """
+        return self._forgotten + len(self._history)
+
+    def _forget_history(self):
+        """Start with an empty history (a new object, one read from a file)."""
+        self._history = []
+        self._forgotten = 0
+        self._revision = 0
+
+    def _record(self, step):
+        """Append ``step`` to the history, forgetting the oldest steps beyond the limits."""
+        self._history.append(step)
+        self._revision += 1
+        size = sum(_step_bytes(s) for s in self._history)
+        while len(self._history) > 1 and (len(self._history) > MAX_UNDO_STEPS
+                                          or size > MAX_UNDO_BYTES):
+            size -= _step_bytes(self._history.pop(0))
+            self._forgotten += 1
 
     def _step(self, description, rows=None, appended_to=None, constraints=None):
         rows = np.empty(0, dtype=np.int64) if rows is None else rows
@@ -39,15 +83,32 @@ class _UndoHistory:
                      self._conf[rows].copy(), appended_to, constraints)
 
     def _assign(self, description, rows, probs, confidence):
+        """Set the labels of ``rows``; the points whose label does not change are left
+        out of the step, and without any change (nor new class) no step is recorded."""
+        width = max(probs.shape[1], self._soft.shape[1])
+        old = np.zeros((len(rows), width))
+        old[:, :self._soft.shape[1]] = self._soft[rows]
+        new = np.zeros_like(old)
+        new[:, :probs.shape[1]] = probs
+        changed = np.any(old != new, axis=1) | (self._conf[rows] != confidence)
+        if not changed.any() and probs.shape[1] <= self.n_classes:
+            return
+        rows, probs = rows[changed], probs[changed]
         step = self._step(description, rows=rows)
         self._grow(probs.shape[1])
         self._soft[rows] = probs
         self._conf[rows] = confidence
-        self._history.append(step)
+        self._record(step)
 
-    def _append(self, description, list_name, item):
-        self._history.append(self._step(description, appended_to=list_name))
+    def _append(self, list_name, item):
+        """Add the new part of ``item`` to a constraint list as one step (no step when
+        the annotations hold all of it already)."""
+        item = self._new_part(list_name, item)
+        if item is None:
+            return
+        step = self._step(self._describe_addition(list_name, item), appended_to=list_name)
         getattr(self, list_name).append(item)
+        self._record(step)
 
     def undo(self):
         """Revert the last successful mutating call exactly.
@@ -61,6 +122,7 @@ class _UndoHistory:
         if not self._history:
             return None
         step = self._history.pop()
+        self._revision += 1
         k = len(step.class_names)
         self._class_names = list(step.class_names)
         if self._soft.shape[1] != k:
@@ -73,3 +135,8 @@ class _UndoHistory:
             for name, items in step.constraints.items():
                 setattr(self, name, list(items))
         return step.description
+
+
+def _step_bytes(step):
+    """Bytes of the arrays a step saves."""
+    return step.rows.nbytes + step.soft.nbytes + step.confidence.nbytes

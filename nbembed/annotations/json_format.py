@@ -161,7 +161,7 @@ def _from_dict(cls, data):
         ann.add_cannot_link(*item)
     for pairs in _json_list(data, "cannot_link_pairs"):
         ann.add_cannot_link_pairs(pairs)
-    ann._history = []
+    ann._forget_history()
     return ann
 
 

@@ -26,13 +26,19 @@ KINDS_USED = {"soft_label": ("labels", "soft_labels"), "must_link": ("must_link"
               "cannot_link": ("cannot_link",)}
 
 
+#: Most actions the Explorer's Undo keeps (the annotations keep their own limit).
+MAX_ACTIONS = 1000
+
+
 class ActionLog:
     """Groups the undo steps of an :class:`~nbembed.Annotations` into user actions.
 
     Steps made directly on the annotations (outside :meth:`record`) count as
     one action each; undoing directly is noticed as well. An action may also
     change what the annotations do not hold (the Explorer's pinned points):
-    it then comes with a function that reverts that part.
+    it then comes with a function that reverts that part. The log keeps the
+    last :data:`MAX_ACTIONS` actions; an action whose steps the annotations'
+    own history has forgotten undoes what is left of them.
 
     Parameters
     ----------
@@ -42,15 +48,16 @@ class ActionLog:
     def __init__(self, annotations):
         self.annotations = annotations
         self._actions = []  # (annotation steps, revert or None, description)
-        self._known = len(annotations)
+        self._known = annotations.history_position
 
     def _reconcile(self):
-        n = len(self.annotations)
+        n = self.annotations.history_position
         known = self._known
         while n < known and self._actions:  # undone directly
             known -= self._actions.pop()[0]
         if n > known:  # made directly, or an undo went into the middle of an action
             self._actions.extend([(1, None, None)] * (n - known))
+        del self._actions[:-MAX_ACTIONS]
         self._known = n
 
     def __len__(self):
@@ -61,6 +68,8 @@ class ActionLog:
         """Run ``action()`` (which mutates the annotations) as one undoable action.
 
         If it raises, every step it made is undone and the exception propagates.
+        An action that changes nothing (it adds what the annotations hold
+        already) and has no ``revert`` is not kept.
 
         Parameters
         ----------
@@ -70,20 +79,28 @@ class ActionLog:
             :meth:`undo` before the annotation steps are undone.
         description : str, optional
             What :meth:`undo` returns when the action made no annotation step.
+
+        Returns
+        -------
+        bool
+            Whether an action was kept (something changed, or ``revert`` was given).
         """
         self._reconcile()
-        before = len(self.annotations)
+        ann = self.annotations
+        before = ann.history_position
         try:
-            result = action()
+            action()
         except BaseException:
-            while len(self.annotations) > before:
-                self.annotations.undo()
+            while ann.history_position > before and ann.undo() is not None:
+                pass
             raise
-        made = len(self.annotations) - before
-        if made or revert is not None:
+        made = ann.history_position - before
+        kept = bool(made or revert is not None)
+        if kept:
             self._actions.append((made, revert, description))
-        self._known = len(self.annotations)
-        return result
+            del self._actions[:-MAX_ACTIONS]
+        self._known = ann.history_position
+        return kept
 
     def undo(self):
         """Undo the last action; return the description of its last step, or None."""
@@ -94,7 +111,8 @@ class ActionLog:
         if revert is not None:
             revert()
         descriptions = [self.annotations.undo() for _ in range(made)]
-        self._known = len(self.annotations)
+        self._known = self.annotations.history_position
+        descriptions = [d for d in descriptions if d is not None]
         return descriptions[0] if descriptions else description
 
 

@@ -59,9 +59,11 @@ class AnnotationExchange(traitlets.HasTraits):
         ``Annotations.to_json``) to ``ex.annotations``.
 
         Classes are matched by name, labels in ``text`` replace those of the
-        same points and its constraints are added; one ``ex.undo()`` reverts
-        the annotations. Points pinned in the file are pinned at their
-        positions there (another ``ex.undo()`` reverts that, first).
+        same points and its constraints are added, except those the
+        annotations hold already (importing a file twice changes nothing the
+        second time). Points pinned in the file are pinned at their positions
+        there. One ``ex.undo()`` reverts the whole import, labels, constraints
+        and pins.
 
         Raises
         ------
@@ -91,9 +93,23 @@ class AnnotationExchange(traitlets.HasTraits):
             if limit is not None and len(names) > limit:
                 raise ValueError(f"the file would make {len(names)} classes; the method was "
                                  f"set up for {limit}.")
-            self._log.record(lambda: ann.merge(imported))
-        if pins is not None:
-            self.pin(pins["indices"], pins["positions"])
+        outcome = {}
+
+        def merge():
+            outcome.update(ann.merge(imported))
+        if pins is None:
+            with self._ann_lock:
+                changed = self._log.record(merge)
+        else:
+            self._pin(pins["indices"], pins["positions"], annotate=merge,
+                      what="import and pin")
+            changed = True
         pinned = f" and pinned {len(pins['indices'])} point(s)" if pins is not None else ""
-        self._warn(f"Imported {describe(imported)}{pinned}; Undo reverts it.")
+        present = (f" ({outcome['present']} constraint(s) were there already)"
+                   if outcome.get("present") else "")
+        if changed:
+            self._warn(f"Imported {describe(imported)}{pinned}{present}; Undo reverts it.")
+        else:
+            self._warn(f"Nothing new imported: these annotations hold everything in the "
+                       f"file already ({describe(imported)}).")
         self.update_annotations()

@@ -222,7 +222,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self._sync_lock = threading.RLock()
         self._ann_lock = threading.RLock()
         self._log = annotating.ActionLog(self.annotations)
-        self._ann_seen = len(self.annotations)
+        self._ann_seen = self.annotations.revision
         self._pending = None
         self._live = {}
         self._live_source = None
@@ -403,10 +403,14 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
 
                 def action():
                     ann.add_cannot_link(a, b)
-            self._log.record(action)
+            changed = self._log.record(action)
             if mode == "cannot_link" and other is None:
                 self._pending = None
                 self.pending_a = 0
+        if not changed:
+            self._warn(f"Nothing changed: the annotations hold this "
+                       f"{mode.replace('_', '-')} already.")
+            return
         kinds = list(self.annotation_kinds)
         note = annotating.unused_notice(mode, kinds, self.method_name or "This method",
                                         confidence) if self._adopted is not None else ""
@@ -438,7 +442,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         """Hand the annotations to the run again (call this after changing
         ``ex.annotations`` directly)."""
         with self._ann_lock:
-            self._ann_seen = len(self.annotations)
+            self._ann_seen = self.annotations.revision
             self._refresh_labels()
             count, summary = len(self._log), annotating.describe(self.annotations)
             names = list(self.annotations.class_names)

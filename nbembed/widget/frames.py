@@ -97,7 +97,7 @@ class FrameStream(traitlets.HasTraits):
             self._adopt(run, Y)
         elif run.live_parameters is not self._live_source:
             self._show_controls(run)
-        if len(self.annotations) != self._ann_seen:
+        if self.annotations.revision != self._ann_seen:
             self.update_annotations()
         if not self._frame_allowed(force):
             return

@@ -58,6 +58,10 @@ class PinControls(traitlets.HasTraits):
             indices out of range or repeated, or positions of the wrong shape
             or not finite; nothing changes.
         """
+        self._pin(indices, positions)
+
+    def _pin(self, indices, positions=None, annotate=None, what="pin"):
+        """:meth:`pin`, with ``annotate()`` changing the annotations in the same action."""
         self._check_pinnable()
         idx = check_indices(indices, self._n)
         if positions is not None:
@@ -65,7 +69,8 @@ class PinControls(traitlets.HasTraits):
 
         def op(run):
             run.pin(idx, positions)
-        self._change_pins(f"pin {len(idx)} point(s)", idx, op, np.union1d(self.pinned, idx))
+        self._change_pins(f"{what} {len(idx)} point(s)", idx, op, np.union1d(self.pinned, idx),
+                          annotate=annotate)
 
     def unpin(self, indices=None):
         """Let pinned points move again: ``indices``, or all of them by default.
@@ -147,8 +152,9 @@ class PinControls(traitlets.HasTraits):
             return np.asarray(positions, dtype=np.float64)
         return check_positions(positions, count, d, name=name)
 
-    def _change_pins(self, description, idx, op, expected):
-        """Queue ``op(run)`` as one undoable action that changes points ``idx``."""
+    def _change_pins(self, description, idx, op, expected, annotate=None):
+        """Queue ``op(run)`` as one undoable action that changes points ``idx``;
+        ``annotate()``, if given, changes the annotations in the same action."""
         before = {}
 
         def apply(run):
@@ -175,7 +181,8 @@ class PinControls(traitlets.HasTraits):
             self._worker.submit(restore)
 
         with self._ann_lock:
-            self._log.record(lambda: None, revert=revert, description=description)
+            self._log.record(annotate or (lambda: None), revert=revert,
+                             description=description)
         self._show_pins(expected)
         self._worker.submit(apply)
         self._warn(f"{description[0].upper()}{description[1:]} ({len(self.pinned)} pinned).")

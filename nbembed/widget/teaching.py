@@ -4,13 +4,18 @@ A mixin: it uses the Explorer's traits, lock, worker, data, method and
 labels, and the force arrows (:mod:`~nbembed.widget.arrows`).
 
 The quality read-outs (:mod:`~nbembed.widget.quality`) take about 20 ms on
-their sample. While the run steps they are computed in a thread of their own
-from a copy of the embedding taken between two step calls, so no frame waits
-for them (on Linux that thread runs at the lowest CPU priority, so that where
-cores are few it takes the time the steps leave over); when the worker goes
-idle (paused, done, or after ``step(n)``) they are computed in the worker
-thread, after any update still in flight, so that ``quality`` then shows the
-run's current iteration.
+their sample. They are computed in a thread of their own from a copy of the
+embedding taken between two step calls (:class:`LatestOnly`), so neither a
+frame nor the worker ever waits for them (on Linux that thread runs at the
+lowest CPU priority, so that where cores are few it takes the time the steps
+leave over). While the run steps, an update is skipped when the last one is
+still being computed; when the worker goes idle (paused, done, or after
+``step(n)``) the current iteration is queued behind the update in flight, so
+that ``quality`` soon shows the run's current iteration.
+
+Threads: the worker thread calls ``_on_work``; the read-out thread owns the
+:class:`~nbembed.widget.quality.QualityMonitor` while it computes, and sets
+``quality`` under the Explorer's sync lock.
 """
 
 from __future__ import annotations
@@ -85,30 +90,30 @@ class Teaching(traitlets.HasTraits):
                 self._warn(f"{part} turned off ({type(err).__name__}: {err}).")
 
     def _update_quality(self, run, idle):
-        readout = self.__dict__.get("_readout")
-        if readout is not None and readout.is_alive():
-            if not idle:
-                return  # one update at a time; the next one is due later anyway
-            readout.join()
+        readouts = self.__dict__.get("_readouts")
+        if readouts is None:
+            readouts = self._readouts = LatestOnly(self._background_quality,
+                                                   "nbembed-read-outs")
+        if readouts.busy and not idle:
+            return  # one update at a time; the next one is due later anyway
         monitor = self._quality_monitor()
-        if run is not getattr(self, "_quality_run", None):  # a restart: a new history
-            monitor.reset()
-            self._quality_run = run
+        fresh = run is not getattr(self, "_quality_run", None)  # a restart: a new history
+        self._quality_run = run
         # Parameters and annotations change a spectral run's solution without an
         # iteration; the read-outs follow them too.
-        state = (tuple(sorted(run.get_params().items())), len(self.annotations))
-        if not monitor.due(int(run.iteration), idle=idle, state=state):
-            return
-        snapshot = (monitor, run.embedding, int(run.iteration), self._labels,
-                    last_cost(run.history), state)
-        if idle:
-            self._publish_quality(*snapshot)
-            return
-        self._readout = threading.Thread(target=self._background_quality, args=snapshot,
-                                         name="nbembed-read-outs", daemon=True)
-        self._readout.start()
+        state = (tuple(sorted(run.get_params().items())), self.annotations.revision)
+        iteration = int(run.iteration)
+        if not fresh and ((iteration, state) == self.__dict__.get("_quality_posted")
+                          or not monitor.due(iteration, idle=idle, state=state)):
+            return  # queued already, or not due
+        self._quality_posted = (iteration, state)
+        readouts.post(monitor, run, run.embedding, iteration, self._labels,
+                      last_cost(run.history), state)
 
-    def _publish_quality(self, monitor, embedding, iteration, labels, cost, state):
+    def _publish_quality(self, monitor, run, embedding, iteration, labels, cost, state):
+        if run is not self.__dict__.get("_scored_run"):  # a restart: a new history
+            monitor.reset()
+            self._scored_run = run
         values = monitor.update(embedding, iteration, labels, cost, state=state)
         with self._sync_lock:
             if monitor is self.__dict__.get("_monitor"):  # not replaced by new points
@@ -116,13 +121,59 @@ class Teaching(traitlets.HasTraits):
 
     def _background_quality(self, *snapshot):
         """The read-outs' own thread: a failure turns them off, as in ``_on_work``."""
-        lower_this_threads_priority()
         try:
             self._publish_quality(*snapshot)
         except Exception as err:
             logger.exception("nbembed Explorer: Quality read-outs failed")
             self.__dict__.setdefault("_failed_parts", set()).add("Quality read-outs")
             self._warn(f"Quality read-outs turned off ({type(err).__name__}: {err}).")
+
+
+class LatestOnly:
+    """Calls ``work(*args)`` in a thread of its own for the latest arguments posted.
+
+    Arguments posted while ``work`` runs wait for it, replacing any that were
+    waiting already; whoever posts never waits. The thread runs at the lowest
+    CPU priority and ends when nothing waits.
+
+    Parameters
+    ----------
+    work : callable
+    name : str
+        The thread's name.
+    """
+
+    def __init__(self, work, name):
+        self._work = work
+        self._name = name
+        self._lock = threading.Lock()
+        self._waiting = None  # the latest arguments not yet worked on
+        self._thread = None
+
+    @property
+    def busy(self):
+        """Whether work is running or waiting."""
+        with self._lock:
+            return self._thread is not None
+
+    def post(self, *args):
+        """Queue ``work(*args)``, in place of any call still waiting."""
+        with self._lock:
+            self._waiting = args
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name=self._name,
+                                                daemon=True)
+                self._thread.start()
+
+    def _loop(self):
+        lower_this_threads_priority()
+        while True:
+            with self._lock:
+                args, self._waiting = self._waiting, None
+                if args is None:
+                    self._thread = None
+                    return
+            self._work(*args)
 
 
 def lower_this_threads_priority():

@@ -45,6 +45,10 @@ MAX_STEP = 1000
 #: resume), so users can keep playing with a converged embedding.
 EXTRA_ITERATIONS = 200
 
+#: Longest the idle worker sleeps before it looks at its queue again (every
+#: command also wakes it at once).
+IDLE_WAKE_SECONDS = 1.0
+
 #: Exceptions from ``set_params`` and ``set_annotations`` that mean "this value
 #: is not accepted" and leave the run usable; anything else stops the worker.
 REJECTED = (ValueError, TypeError)
@@ -331,7 +335,8 @@ class RunWorker:
             with self._cond:
                 while not self._pending() and not self._wants_steps():
                     self._waiting = True
-                    self._cond.wait()
+                    # Woken by every command; the timeout only bounds the wait.
+                    self._cond.wait(IDLE_WAKE_SECONDS)
                 self._waiting = False
 
     def _handle(self, work):

@@ -544,3 +544,24 @@ def test_repeated_lassos_leave_the_annotations_as_they_are():
     assert ann.counts() == dict(labelled=2, must_link_groups=1, must_link_pairs=0,
                                 cannot_link_groups=1, cannot_link_pairs=0)
     assert len(ann) == 3 and ann.revision == 3
+
+
+def test_redo_makes_every_undone_step_again_until_the_next_change():
+    ann = Annotations(N)
+    snapshots = [state(ann)]
+    for method, args in ACTIONS:
+        getattr(ann, method)(*args)
+        snapshots.append(state(ann))
+    for _ in ACTIONS:
+        ann.undo()
+    assert ann.redo() is not None and state(ann) == snapshots[1]
+    for expected in snapshots[2:]:
+        assert ann.redo() is not None
+        assert state(ann) == expected
+    assert ann.redo() is None
+    for expected in reversed(snapshots[:-1]):  # and undone again
+        ann.undo()
+        assert state(ann) == expected
+    ann.redo()
+    ann.add_must_link([0, 1])  # a new change: nothing to redo any more
+    assert ann.can_redo == 0 and ann.redo() is None

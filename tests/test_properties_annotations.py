@@ -185,3 +185,14 @@ def test_merging_keeps_every_constraint_and_reports_conflicts_as_before(mine, th
     assert np.array_equal(found.cannot_link, expected.cannot_link)
     assert [c.tolist() for c in found.label_mismatch] == \
         [c.tolist() for c in expected.label_mismatch]
+
+
+@given(operations=st.lists(ADDITIONS, max_size=10), back=st.integers(0, 10))
+def test_undo_then_redo_gives_the_same_annotations(operations, back):
+    ann = _annotations(operations)
+    text, steps = ann.to_json(), len(ann)
+    undone = [ann.undo() for _ in range(min(back, steps))]
+    assert ann.can_redo == len(undone)
+    for _ in undone:
+        assert ann.redo() is not None
+    assert ann.to_json() == text and len(ann) == steps

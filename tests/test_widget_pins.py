@@ -257,6 +257,28 @@ def test_one_undo_reverts_a_whole_import_with_pins(explorer):
     assert ex.annotations.is_empty
 
 
+def test_redo_makes_an_undone_import_again_pins_included(explorer):
+    ex = explorer(class_names=["a"])
+    saved = Annotations(60, class_names=["a"])
+    saved.set_labels([0, 1], 0)
+    text = json.dumps({**json.loads(saved.to_json()),
+                       "pinned": {"indices": [4], "positions": [[1.5, -2.0]]}})
+    ex.import_annotations(text)
+    after = ex.annotations.to_json()
+    ex._handle_msg(custom_msg({"type": "undo"}))
+    settle(ex)
+    assert ex.annotations.is_empty and ex.pinned.size == 0 and ex.redo_count == 1
+    ex._handle_msg(custom_msg({"type": "redo"}))
+    run = settle(ex)
+    assert ex.annotations.to_json() == after and ex.redo_count == 0
+    assert ex.pinned.tolist() == [4] and run.pinned.tolist() == [4]
+    np.testing.assert_array_equal(ex.embedding[4], [1.5, -2.0])
+    assert ex.redo() is None and "Nothing to redo" in ex.notice
+    ex.undo()
+    ex.apply("must_link", [7, 8])  # a new action: the undone import cannot come back
+    assert ex.redo() is None
+
+
 def test_importing_a_file_again_adds_nothing(explorer):
     ex = explorer(class_names=["a"])
     saved = Annotations(60, class_names=["a"])

@@ -45,6 +45,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
   });
   const apply = h("button", { type: "button", "data-action": "apply", text: "Apply", title: "Annotate the selection" });
   const undo = h("button", { type: "button", "data-action": "undo", text: "Undo", title: "Undo the last annotation" });
+  const redo = h("button", { type: "button", "data-action": "redo", text: "Redo", title: "Make the last undone annotation again", disabled: true });
   const count = h("span", { "data-role": "annotation-count", text: "0" });
   const summary = h("span", { "data-role": "annotation-summary", text: "no annotations" });
   const pending = h("div", { className: "nbembed-notice", "data-role": "pending" });
@@ -57,7 +58,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
     h("legend", { text: "Annotate selection" }),
     h("div", { className: "nbembed-row" }, [mode]),
     ...labelRows,
-    h("div", { className: "nbembed-row" }, [apply, undo]),
+    h("div", { className: "nbembed-row" }, [apply, undo, redo]),
     pending,
     h("div", { className: "nbembed-row" }, [summary, " · ", count, "step(s) to undo"]),
     kinds,
@@ -98,6 +99,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
     root.dataset.pendingA = String(a);
     pending.textContent = a ? `Selection A: ${a} point(s). Select B and apply.` : "";
     count.textContent = String(model.get("annotation_count") ?? 0);
+    redo.disabled = !(model.get("redo_count") > 0);
     summary.textContent = model.get("annotation_summary") || "no annotations";
     const used = model.get("annotation_kinds") ?? [];
     kinds.textContent = `${model.get("method_name") || "The method"} uses: ${used.length ? used.join(", ") : "no annotations"}`;
@@ -123,8 +125,9 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
     model.send(message, undefined, [encodeUint32(selection)]);
   });
   disposer.listen(undo, "click", () => model.send({ type: "undo" }));
+  disposer.listen(redo, "click", () => model.send({ type: "redo" }));
   disposer.onModel(model, "change:class_names", showClasses);
-  for (const name of ["pending_a", "annotation_count", "annotation_summary", "annotation_kinds", "method_name"]) {
+  for (const name of ["pending_a", "annotation_count", "redo_count", "annotation_summary", "annotation_kinds", "method_name"]) {
     disposer.onModel(model, `change:${name}`, showState);
   }
   showClasses();

@@ -52,7 +52,8 @@ class Annotations(_Constraints, _UndoHistory):
     Notes
     -----
     ``len(annotations)`` is the number of steps in the undo history, that is
-    how many times :meth:`undo` can be called. The truth value of an
+    how many times :meth:`undo` can be called; :meth:`redo` makes an undone
+    step again until the next change. The truth value of an
     ``Annotations`` object is ``not is_empty`` (it does not follow ``len``).
 
     In the summary printed by ``repr``, ``must_link_pairs`` and
@@ -459,6 +460,7 @@ class Annotations(_Constraints, _UndoHistory):
         for name in CONSTRAINT_LISTS:
             setattr(new, name, list(getattr(self, name)))
         new._history = list(self._history)
+        new._undone = list(self._undone)
         return new
 
     # ---------------------------------------------------------- conversions

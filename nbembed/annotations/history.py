@@ -5,7 +5,9 @@ holds what the call is about to change: the class names, the previous labels
 of the points it relabels, and which constraint list it appends to (or, for
 ``clear`` and ``merge``, all of them). :meth:`~nbembed.Annotations.undo` puts
 these back. A call that changes nothing (labels the points already have, a
-constraint already present) records no step.
+constraint already present) records no step. Reverting a step gives the step
+that reverts it in turn, which :meth:`~nbembed.Annotations.redo` applies; a
+new change forgets what could be redone.
 
 The history keeps the last :data:`MAX_UNDO_STEPS` steps, and fewer when their
 saved labels would take more than :data:`MAX_UNDO_BYTES`: the oldest steps are
@@ -25,7 +27,7 @@ MAX_UNDO_BYTES = 32 * 2**20
 
 
 class _Step(NamedTuple):
-    """What is needed to revert one mutating call."""
+    """What is needed to revert one mutating call (or one undo, for redo)."""
 
     description: str
     class_names: tuple        # the class names before the call
@@ -33,7 +35,8 @@ class _Step(NamedTuple):
     soft: np.ndarray          # their previous probability rows
     confidence: np.ndarray    # their previous confidences
     appended_to: str | None   # the constraint list the call appended one entry to
-    constraints: dict | None  # every constraint list before the call (clear only)
+    constraints: dict | None  # every constraint list before the call (clear, merge)
+    removed: tuple | None = None  # (list, entry) an undo took away, for redo
 
 
 class _UndoHistory:
@@ -43,18 +46,18 @@ class _UndoHistory:
     ``_class_names``, ``_soft``, ``_conf`` and the constraint lists. New labels
     may add classes, through the annotations' ``_grow``. ``_forgotten`` counts
     the steps dropped from the start of the history and ``_revision`` every
-    change (a step recorded or undone).
+    change (a step recorded, undone or redone).
     """
 
     @property
     def revision(self):
-        """int: Grows by one with every change (a step recorded or undone); compare two
-        values to tell whether the annotations changed in between."""
+        """int: Grows by one with every change (a step recorded, undone or redone);
+        compare two values to tell whether the annotations changed in between."""
         return self._revision
 
     @property
     def history_position(self):
-        """int: Steps recorded minus steps undone since the annotations were made.
+        """int: Steps recorded or redone minus steps undone since the annotations were made.
 
         ``len(annotations)`` is the same less the steps forgotten at the start of
         a long history (see :data:`MAX_UNDO_STEPS`).
@@ -64,11 +67,17 @@ class _UndoHistory:
     def _forget_history(self):
         """Start with an empty history (a new object, one read from a file)."""
         self._history = []
+        self._undone = []  # the steps that redo the calls undone, last undone last
         self._forgotten = 0
         self._revision = 0
 
     def _record(self, step):
-        """Append ``step`` to the history, forgetting the oldest steps beyond the limits."""
+        """Append ``step`` to the history, forgetting the oldest steps beyond the limits
+        and what could be redone."""
+        self._undone = []
+        self._push(step)
+
+    def _push(self, step):
         self._history.append(step)
         self._revision += 1
         size = sum(_step_bytes(s) for s in self._history)
@@ -123,18 +132,54 @@ class _UndoHistory:
             return None
         step = self._history.pop()
         self._revision += 1
+        self._undone.append(self._revert(step))
+        return step.description
+
+    def redo(self):
+        """Make again the last call that :meth:`undo` reverted.
+
+        Returns
+        -------
+        str or None
+            A short description of the call made again, or None when there is
+            nothing to redo (nothing was undone since the last change).
+        """
+        if not self._undone:
+            return None
+        step = self._undone.pop()
+        self._push(self._revert(step))
+        return step.description
+
+    @property
+    def can_redo(self):
+        """int: How many undone calls :meth:`redo` can make again."""
+        return len(self._undone)
+
+    def _revert(self, step):
+        """Put back what ``step`` saved; return the step that puts back what it replaced."""
+        inverse = _Step(step.description, tuple(self._class_names), step.rows,
+                        self._soft[step.rows].copy(), self._conf[step.rows].copy(), None,
+                        None if step.constraints is None else
+                        {name: list(getattr(self, name)) for name in step.constraints})
         k = len(step.class_names)
         self._class_names = list(step.class_names)
-        if self._soft.shape[1] != k:
+        if self._soft.shape[1] > k:
             self._soft = self._soft[:, :k].copy()
+        elif self._soft.shape[1] < k:
+            self._soft = np.hstack([self._soft, np.zeros((self._n, k - self._soft.shape[1]))])
         self._soft[step.rows] = step.soft
         self._conf[step.rows] = step.confidence
         if step.appended_to is not None:
-            getattr(self, step.appended_to).pop()
+            inverse = inverse._replace(
+                removed=(step.appended_to, getattr(self, step.appended_to).pop()))
+        if step.removed is not None:
+            name, item = step.removed
+            getattr(self, name).append(item)
+            inverse = inverse._replace(appended_to=name)
         if step.constraints is not None:
             for name, items in step.constraints.items():
                 setattr(self, name, list(items))
-        return step.description
+        return inverse
 
 
 def _step_bytes(step):

@@ -36,9 +36,11 @@ class ActionLog:
     Steps made directly on the annotations (outside :meth:`record`) count as
     one action each; undoing directly is noticed as well. An action may also
     change what the annotations do not hold (the Explorer's pinned points):
-    it then comes with a function that reverts that part. The log keeps the
-    last :data:`MAX_ACTIONS` actions; an action whose steps the annotations'
-    own history has forgotten undoes what is left of them.
+    it then comes with a function that reverts that part and one that makes
+    it again. The log keeps the last :data:`MAX_ACTIONS` actions; an action
+    whose steps the annotations' own history has forgotten undoes what is
+    left of them. :meth:`redo` makes the undone actions again until the next
+    change.
 
     Parameters
     ----------
@@ -47,16 +49,19 @@ class ActionLog:
 
     def __init__(self, annotations):
         self.annotations = annotations
-        self._actions = []  # (annotation steps, revert or None, description)
+        self._actions = []  # (annotation steps, revert, reapply, description)
+        self._undone = []   # the same, for redo; last undone last
         self._known = annotations.history_position
 
     def _reconcile(self):
         n = self.annotations.history_position
         known = self._known
+        if n != known:  # changed directly: what was undone here cannot be redone
+            self._undone = []
         while n < known and self._actions:  # undone directly
             known -= self._actions.pop()[0]
         if n > known:  # made directly, or an undo went into the middle of an action
-            self._actions.extend([(1, None, None)] * (n - known))
+            self._actions.extend([(1, None, None, None)] * (n - known))
         del self._actions[:-MAX_ACTIONS]
         self._known = n
 
@@ -64,7 +69,13 @@ class ActionLog:
         self._reconcile()
         return len(self._actions)
 
-    def record(self, action, revert=None, description=None):
+    @property
+    def can_redo(self):
+        """int: How many undone actions :meth:`redo` can make again."""
+        self._reconcile()
+        return len(self._undone)
+
+    def record(self, action, revert=None, description=None, reapply=None):
         """Run ``action()`` (which mutates the annotations) as one undoable action.
 
         If it raises, every step it made is undone and the exception propagates.
@@ -79,6 +90,9 @@ class ActionLog:
             :meth:`undo` before the annotation steps are undone.
         description : str, optional
             What :meth:`undo` returns when the action made no annotation step.
+        reapply : callable, optional
+            Makes that change outside the annotations again; called by
+            :meth:`redo` after the annotation steps are made again.
 
         Returns
         -------
@@ -93,12 +107,14 @@ class ActionLog:
         except BaseException:
             while ann.history_position > before and ann.undo() is not None:
                 pass
+            self._known = ann.history_position
             raise
         made = ann.history_position - before
         kept = bool(made or revert is not None)
         if kept:
-            self._actions.append((made, revert, description))
+            self._actions.append((made, revert, reapply, description))
             del self._actions[:-MAX_ACTIONS]
+            self._undone = []
         self._known = ann.history_position
         return kept
 
@@ -107,13 +123,29 @@ class ActionLog:
         self._reconcile()
         if not self._actions:
             return None
-        made, revert, description = self._actions.pop()
+        entry = self._actions.pop()
+        made, revert, _, description = entry
         if revert is not None:
             revert()
         descriptions = [self.annotations.undo() for _ in range(made)]
-        self._known = self.annotations.history_position
         descriptions = [d for d in descriptions if d is not None]
+        self._undone.append((len(descriptions), *entry[1:]))
+        self._known = self.annotations.history_position
         return descriptions[0] if descriptions else description
+
+    def redo(self):
+        """Make the last undone action again; return its description, or None."""
+        self._reconcile()
+        if not self._undone:
+            return None
+        entry = self._undone.pop()
+        made, _, reapply, description = entry
+        descriptions = [self.annotations.redo() for _ in range(made)]
+        if reapply is not None:
+            reapply()
+        self._actions.append(entry)
+        self._known = self.annotations.history_position
+        return descriptions[-1] if descriptions else description
 
 
 def class_index(annotations, label):

@@ -189,6 +189,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     # annotations
     class_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
     annotation_count = traitlets.Int(0).tag(sync=True)
+    redo_count = traitlets.Int(0).tag(sync=True)  # undone actions Redo can make again
     annotation_summary = traitlets.Unicode("").tag(sync=True)
     pending_a = traitlets.Int(0).tag(sync=True)
     _marks = binary_trait()  # labels and constraints per point (nbembed.widget.marks)
@@ -432,6 +433,18 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self.update_annotations()
         return description
 
+    def redo(self):
+        """Make the last undone annotation action again; return its description
+        (None if there is none: nothing was undone since the last change)."""
+        with self._ann_lock:
+            description = self._log.redo()
+        if description is None:
+            self._warn("Nothing to redo.")
+            return None
+        self._warn(f"Redone: {description}.")
+        self.update_annotations()
+        return description
+
     def cancel_pending(self):
         """Forget the stored cannot-link selection A."""
         with self._ann_lock:
@@ -445,12 +458,14 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             self._ann_seen = self.annotations.revision
             self._refresh_labels()
             count, summary = len(self._log), annotating.describe(self.annotations)
+            redo = self._log.can_redo
             names = list(self.annotations.class_names)
             marks = constraint_marks(self.annotations, self._labels)
         with self._sync_lock, self.hold_sync():
             self.class_names = names
             self._marks = marks
             self.annotation_count = count
+            self.redo_count = redo
             self.annotation_summary = summary
         self._worker.annotations_changed(self._annotation_snapshot)
         if not self._worker.alive:

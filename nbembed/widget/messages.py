@@ -12,6 +12,7 @@ type                    fields
 ``resume``              none
 ``restart``             none
 ``undo``                none
+``redo``                none
 ``cancel_pending``      none (forget the stored cannot-link selection A)
 ``export_annotations``  none (Python answers with a message of type
                         ``annotations_json``: ``text``, ``filename``)
@@ -39,7 +40,7 @@ from .annotating import MODES
 from .traits import UINT32, decode
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
-          "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
+          "redo": "redo", "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
           "toggle_pins": "toggle_pins", "unpin_all": "unpin_all"}
 NEW_CLASS = "__new__"
 

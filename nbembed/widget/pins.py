@@ -180,11 +180,14 @@ class PinControls(traitlets.HasTraits):
             self._show_pins(shown)
             self._worker.submit(restore)
 
+        def reapply():
+            self._show_pins(expected)
+            self._worker.submit(apply)
+
         with self._ann_lock:
             self._log.record(annotate or (lambda: None), revert=revert,
-                             description=description)
-        self._show_pins(expected)
-        self._worker.submit(apply)
+                             description=description, reapply=reapply)
+        reapply()
         self._warn(f"{description[0].upper()}{description[1:]} ({len(self.pinned)} pinned).")
 
     def _show_pins(self, indices):

@@ -75,10 +75,15 @@ class PinControls(traitlets.HasTraits):
     def unpin(self, indices=None):
         """Let pinned points move again: ``indices``, or all of them by default.
 
-        Indices that are not pinned are ignored. One ``undo()`` reverts it.
+        Indices that are not pinned are ignored; with none pinned nothing
+        happens (no action to undo). One ``undo()`` reverts it.
         """
         self._check_pinnable()
         idx = self.pinned if indices is None else check_indices(indices, self._n)
+        idx = idx[np.isin(idx, self.pinned)]
+        if not len(idx):
+            self._warn("Nothing to unpin: none of these points is pinned.")
+            return
 
         def op(run):
             run.unpin(idx)
@@ -159,11 +164,8 @@ class PinControls(traitlets.HasTraits):
 
         def apply(run):
             positions, pinned = run.embedding[idx], np.isin(idx, run.pinned)
-            try:
-                op(run)
-                before.update(positions=positions, pinned=pinned)
-            finally:
-                self._show_pins(run.pinned)
+            op(run)
+            before.update(positions=positions, pinned=pinned)
 
         def restore(run):
             if not before:  # the change was refused
@@ -172,23 +174,35 @@ class PinControls(traitlets.HasTraits):
             run.move(idx, before["positions"])
             if before["pinned"].any():
                 run.pin(idx[before["pinned"]])
-            self._show_pins(run.pinned)
 
         shown = self.pinned
 
         def revert():
-            self._show_pins(shown)
-            self._worker.submit(restore)
+            self._queue_pins(shown, restore)
 
         def reapply():
-            self._show_pins(expected)
-            self._worker.submit(apply)
+            self._queue_pins(expected, apply)
 
         with self._ann_lock:
             self._log.record(annotate or (lambda: None), revert=revert,
                              description=description, reapply=reapply)
         reapply()
         self._warn(f"{description[0].upper()}{description[1:]} ({len(self.pinned)} pinned).")
+
+    def _queue_pins(self, expected, change):
+        """Show ``expected`` as pinned now and queue ``change(run)``; once the worker has
+        made it, show what the run holds, unless a later change is queued by then (its
+        points are already shown: showing the run's would undo that on screen)."""
+        version = self.__dict__["_pin_changes"] = self.__dict__.get("_pin_changes", 0) + 1
+        self._show_pins(expected)
+
+        def make(run):
+            try:
+                change(run)
+            finally:
+                if version == self._pin_changes:
+                    self._show_pins(run.pinned)
+        self._worker.submit(make)
 
     def _show_pins(self, indices):
         with self._sync_lock:

@@ -1,0 +1,374 @@
+#!/usr/bin/env python
+"""Soak test of the Explorer: random user actions at a steady rate for a long time.
+
+An Explorer runs HSSNE on the 1797 digits while this script sends it, through
+the same message handler the browser's messages reach, ``--rate`` actions a
+second for ``--seconds`` seconds (an hour by default): slider moves (α, ρ),
+lasso selections of 2 to 60 neighbouring points, labels (also into new
+classes), must-links, cannot-links, pins, undo and redo, exports and imports
+of earlier exports, and a share of bad messages (unknown types, broken
+selections, files that are not annotations). After every action it checks the
+Explorer against a mirror kept with the :class:`~nbembed.Annotations` API
+alone:
+
+* **lost or duplicated annotations**: ``ex.annotations`` must equal the
+  mirror, and no must-link group, pair or cannot-link pair of selections may
+  be stored twice;
+* **pins**: the pinned points must be those the actions asked for;
+* **exceptions**: errors logged by nbembed, a run that failed, and valid
+  messages the Explorer refused;
+* **memory**: the process's resident set size, sampled every 10 s; the
+  growth is measured from the end of the first ``--warm-up`` seconds.
+
+It prints a summary and exits 1 when any check failed. Usage (from the
+repository root)::
+
+    PYTHONPATH=. python benchmarks/soak_explorer.py                    # one hour
+    PYTHONPATH=. python benchmarks/soak_explorer.py --seconds 60 --warm-up 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import threading
+import time
+import zlib
+
+import numpy as np
+
+#: States the mirror keeps (compressed): the soak undoes at most this deep, so that
+#: its own memory stays small beside the Explorer's.
+MIRROR_DEPTH = 200
+
+
+class RecordingComm:
+    """Stands in for the kernel's comm: keeps what the widget sends."""
+
+    kernel = object()
+    comm_id = "soak"
+
+    def __init__(self):
+        self.exports = []
+
+    def on_msg(self, callback):
+        pass
+
+    def close(self):
+        pass
+
+    def send(self, data=None, buffers=None):
+        content = (data or {}).get("content") or {}
+        if data and data.get("method") == "custom" and content.get("type") == "annotations_json":
+            self.exports = (self.exports + [content["text"]])[-20:]
+
+
+class ErrorCounter(logging.Handler):
+    """Counts the records of level ERROR and above that nbembed logs."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def rss_mib():
+    """Resident set size of this process, MiB (Linux)."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * 4096 / 2**20
+
+
+def custom(content, buffers=()):
+    return {"content": {"data": {"method": "custom", "content": content}},
+            "buffers": [memoryview(b) for b in buffers]}
+
+
+def update(state):
+    state = dict(state)
+    paths, buffers = [], []
+    for key, value in list(state.items()):
+        if isinstance(value, bytes):
+            paths.append([key])
+            buffers.append(memoryview(value))
+            state[key] = None
+    return {"content": {"data": {"method": "update", "state": state, "buffer_paths": paths}},
+            "buffers": buffers}
+
+
+def duplicates(ann):
+    """Constraints stored more than once in ``ann`` (there should be none)."""
+    data = json.loads(ann.to_json())
+    found = 0
+    for key in ("must_link_groups", "cannot_link_groups"):
+        items = [json.dumps(item) for item in data[key]]
+        found += len(items) - len(set(items))
+    for key in ("must_link_pairs", "cannot_link_pairs"):
+        pairs = [tuple(p) for block in data[key] for p in block]
+        found += len(pairs) - len(set(pairs))
+    return found
+
+
+class Soak:
+    """Sends random actions to an Explorer and checks it against a mirror."""
+
+    def __init__(self, ex, comm, rng):
+        from nbembed import Annotations
+        from nbembed.widget.traits import UINT32, encode
+
+        self.Annotations, self.UINT32, self.encode = Annotations, UINT32, encode
+        self.ex, self.comm, self.rng = ex, comm, rng
+        self.n = ex.annotations.n_samples
+        # The mirror: the state after each kept action (annotations as compressed
+        # JSON, pinned points), and the undone ones.
+        self.states = [(zlib.compress(ex.annotations.to_json().encode()), ())]
+        self.undone = []
+        self.selection = np.empty(0, dtype=np.int64)
+        self.pending = None
+        self.failures = []
+        self.counts = {}
+        self.refused_valid = 0
+
+    # -- the mirror ---------------------------------------------------------------
+    @property
+    def expected(self):
+        """(annotations JSON, pinned points) the Explorer should hold now."""
+        packed, pinned = self.states[-1]
+        return zlib.decompress(packed).decode(), pinned
+
+    def _kept(self, annotations_json, pinned, moved=False):
+        """An action changed something (or ``moved`` pinned points): it is the new
+        state, and nothing can be redone."""
+        if moved or (annotations_json, pinned) != self.expected:
+            packed = zlib.compress(annotations_json.encode())
+            self.states = (self.states + [(packed, pinned)])[-MIRROR_DEPTH:]
+            self.undone = []
+
+    def _mirror_annotations(self, operation):
+        ann = self.Annotations.from_json(self.expected[0])
+        operation(ann)
+        return ann.to_json()
+
+    # -- actions --------------------------------------------------------------------
+    def lasso(self):
+        """Points near a random point of the current map, as a lasso would take them."""
+        Y = self.ex.embedding
+        centre = Y[self.rng.integers(self.n)]
+        k = int(self.rng.integers(2, 61))
+        return np.sort(np.argsort(((Y - centre) ** 2).sum(axis=1))[:k])
+
+    def act(self):
+        kinds = ["slider", "select", "label", "label", "must_link", "cannot_link", "pin",
+                 "undo", "undo", "redo", "export", "import", "bad"]
+        kind = kinds[self.rng.integers(len(kinds))]
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        getattr(self, f"_{kind}")()
+        self.actions = getattr(self, "actions", 0) + 1
+        self.check(kind, pins=self.actions % 5 == 0)
+
+    def _send(self, message, valid=True):
+        before = self.ex.notice
+        self.ex._handle_msg(message)
+        if valid and self.ex.notice != before and \
+                self.ex.notice.startswith("Ignored a message from the browser"):
+            self.refused_valid += 1
+            self.failures.append(f"a valid message was refused: {self.ex.notice}")
+
+    def _slider(self):
+        name = ("alpha", "rho")[self.rng.integers(2)]
+        value = float(self.rng.uniform(0.5, 2.0) if name == "alpha" else self.rng.uniform(0, 1))
+        self._send(update({"params": {**self.ex.params, name: value}}))
+
+    def _select(self):
+        self.selection = self.lasso()
+        self._send(update({"_selection": self.encode(self.selection, self.UINT32)}))
+
+    def _label(self):
+        names = self.Annotations.from_json(self.expected[0]).class_names
+        selection = self.lasso()
+        self.selection = selection
+        if not names or (len(names) < 10 and self.rng.random() < 0.1):
+            name = f"class {len(names)}"
+            content = {"type": "apply", "mode": "soft_label", "label": "__new__",
+                       "new_class": name, "confidence": 1.0}
+
+            def operation(a):
+                a.set_labels(selection, a.add_class(name), 1.0)
+        else:
+            k = int(self.rng.integers(len(names)))
+            confidence = float(self.rng.choice([1.0, 0.5]))
+            content = {"type": "apply", "mode": "soft_label", "label": k,
+                       "confidence": confidence}
+
+            def operation(a):
+                a.set_labels(selection, k, confidence)
+        self._send(update({"_selection": self.encode(selection, self.UINT32)}))
+        self._send(custom(content, [self.encode(selection, self.UINT32)]))
+        self._kept(self._mirror_annotations(operation), self.expected[1])
+
+    def _must_link(self):
+        selection = self.lasso()
+        self._send(custom({"type": "apply", "mode": "must_link"},
+                          [self.encode(selection, self.UINT32)]))
+        self._kept(self._mirror_annotations(lambda a: a.add_must_link(selection)),
+                   self.expected[1])
+
+    def _cannot_link(self):
+        selection = self.lasso()
+        if self.pending is not None:
+            selection = np.setdiff1d(selection, self.pending)
+            if not len(selection):
+                return
+        self._send(custom({"type": "apply", "mode": "cannot_link"},
+                          [self.encode(selection, self.UINT32)]))
+        if self.pending is None:
+            self.pending = selection
+            return
+        a, self.pending = self.pending, None
+        self._kept(self._mirror_annotations(lambda ann: ann.add_cannot_link(a, selection)),
+                   self.expected[1])
+
+    def _pin(self):
+        pinned = np.array(self.expected[1], dtype=np.int64)
+        if self.rng.random() < 0.2:
+            self._send(custom({"type": "unpin_all"}))
+            self._kept(self.expected[0], ())
+            return
+        self._select()
+        if np.isin(self.selection, pinned).all():
+            after = np.setdiff1d(pinned, self.selection)
+        else:
+            after = np.union1d(pinned, self.selection)
+        self._send(custom({"type": "toggle_pins"}))
+        self._kept(self.expected[0], tuple(after.tolist()))
+
+    def _undo(self):
+        if len(self.states) > 1:  # not deeper than the mirror remembers
+            self._send(custom({"type": "undo"}))
+            self.undone.append(self.states.pop())
+
+    def _redo(self):
+        self._send(custom({"type": "redo"}))
+        if self.undone:
+            self.states.append(self.undone.pop())
+
+    def _export(self):
+        self._send(custom({"type": "export_annotations"}))
+
+    def _import(self):
+        if not self.comm.exports:
+            return
+        text = self.comm.exports[int(self.rng.integers(len(self.comm.exports)))]
+        self._send(custom({"type": "import_annotations", "text": text}))
+        data = json.loads(text)
+        pins = data.get("pinned", {"indices": []})["indices"]
+        merged = self._mirror_annotations(
+            lambda a: a.merge(self.Annotations.from_json(text)))
+        # Pins in the file move those points to where the file has them: an action.
+        self._kept(merged, tuple(np.union1d(self.expected[1], pins).astype(int).tolist()),
+                   moved=bool(pins))
+
+    def _bad(self):
+        bad = [custom({"type": "explode"}),
+               custom({"type": "apply", "mode": "must_link"}, [b"\x01\x02\x03"]),
+               custom({"type": "apply", "mode": "soft_label", "label": 99, "confidence": 1.0},
+                      [self.encode(np.array([0, 1]), self.UINT32)]),
+               custom({"type": "import_annotations", "text": "{not json"}),
+               custom({"type": "import_annotations", "text": self.Annotations(5).to_json()}),
+               update({"params": {**self.ex.params, "alpha": "x"}}),
+               custom(["not", "an", "object"])]
+        self._send(bad[self.rng.integers(len(bad))], valid=False)
+
+    # -- checks ---------------------------------------------------------------------
+    def settled(self):
+        """Whether the worker made every change queued so far (within 30 s)."""
+        done = threading.Event()
+        self.ex._worker.submit(lambda run: done.set())
+        return done.wait(30)
+
+    def check(self, kind, pins=True):
+        """Compare the Explorer with the mirror; the pins once the worker has made
+        every pin change queued (it shows what the run holds afterwards)."""
+        ex = self.ex
+        text, pinned = self.expected
+        if ex.annotations.to_json() != text:
+            self.failures.append(f"after {kind}: the annotations differ from the mirror "
+                                 f"({ex.annotations.counts()} vs "
+                                 f"{self.Annotations.from_json(text).counts()})")
+            self.states[-1] = (zlib.compress(ex.annotations.to_json().encode()), pinned)
+        if pins and not self.settled():
+            self.failures.append(f"after {kind}: the worker did not take a change in 30 s")
+        elif pins and tuple(ex.pinned.tolist()) != pinned:
+            self.failures.append(f"after {kind}: pinned {ex.pinned.size} points, expected "
+                                 f"{len(pinned)}")
+            self.states[-1] = (self.states[-1][0], tuple(ex.pinned.tolist()))
+        twice = duplicates(ex.annotations)
+        if twice:
+            self.failures.append(f"after {kind}: {twice} constraint(s) stored twice")
+        if ex.status == "error":
+            self.failures.append(f"the run failed: {ex.error}")
+            ex.restart()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3600.0)
+    parser.add_argument("--rate", type=float, default=10.0, help="actions per second")
+    parser.add_argument("--warm-up", type=float, default=120.0,
+                        help="seconds before the memory baseline is taken")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from nbembed import HSSNE
+    from nbembed.datasets import load_digits
+    from nbembed.widget import Explorer
+
+    errors = ErrorCounter()
+    logging.getLogger("nbembed").addHandler(errors)
+    X, y = load_digits()
+    ex = Explorer(X, method=HSSNE(alpha=1.0, random_state=0), colors=y)
+    ex.comm = comm = RecordingComm()
+    ex.wait(iteration=5, timeout=600)
+    soak = Soak(ex, comm, np.random.default_rng(args.seed))
+    start = time.monotonic()
+    baseline, samples, actions, next_sample = None, [], 0, start
+    try:
+        while (now := time.monotonic()) - start < args.seconds:
+            soak.act()
+            actions += 1
+            if now >= next_sample:
+                samples.append((now - start, rss_mib()))
+                next_sample += 10.0
+                if baseline is None and now - start >= args.warm_up:
+                    baseline = samples[-1][1]
+            time.sleep(max(0.0, start + actions / args.rate - time.monotonic()))
+        elapsed = time.monotonic() - start
+        final = rss_mib()
+        ann = ex.annotations
+        baseline = baseline if baseline is not None else samples[0][1]
+        growth = (final - baseline) / baseline
+        print(f"{actions} actions in {elapsed:.0f} s ({actions / elapsed:.1f}/s): "
+              + ", ".join(f"{k} {v}" for k, v in sorted(soak.counts.items())))
+        print(f"run: iteration {ex.run.iteration}, status {ex.status}; annotations "
+              f"{ann.counts()}, {len(ann)} undo steps, {ex.pinned.size} pinned")
+        print(f"exceptions logged: {len(errors.messages)}; valid messages refused: "
+              f"{soak.refused_valid}; mirror mismatches and duplicates: "
+              f"{len(soak.failures) - soak.refused_valid}")
+        print(f"RSS: {samples[0][1]:.0f} MiB at the start, {baseline:.0f} MiB after the "
+              f"warm-up, {max(s for _, s in samples):.0f} MiB at most, {final:.0f} MiB at "
+              f"the end: growth {100 * growth:+.1f}% (goal <= 10%)")
+        for failure in (soak.failures + errors.messages)[:20]:
+            print("  ", failure)
+        ok = not soak.failures and not errors.messages and growth <= 0.10
+        print("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    finally:
+        ex.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

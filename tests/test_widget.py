@@ -389,9 +389,11 @@ def test_worker_throttles_frames_and_adapts_its_step(make_explorer):
     ex.wait(iteration=5)
     start, frames = time.monotonic(), ex.frames_sent
     time.sleep(1.0)
+    wait_for(lambda: ex.frames_sent - frames >= 2)  # on a busy machine it takes longer
     elapsed, sent = time.monotonic() - start, ex.frames_sent - frames
-    assert 2 <= sent <= 10 * elapsed + 2
-    assert ex._worker.k > 5  # about 30 ms per call at 1 ms per iteration
+    assert sent <= 10 * elapsed + 2
+    # About 30 ms per call at 1 ms per iteration (less where sleeps last longer).
+    wait_for(lambda: ex._worker.k > 5)
     assert ex.status == "running"
 
 

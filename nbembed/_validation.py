@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -267,21 +268,183 @@ def check_magnitude(values, name="X"):
                          f"a constant first (for example {name} / abs({name}).max()).")
 
 
+def check_nonnegative(D, *, name, fix):
+    """Refuse a matrix (dense or sparse) with negative entries.
+
+    Parameters
+    ----------
+    D : ndarray or scipy.sparse matrix
+    name : str
+        What ``D`` is, for the message ("X (precomputed dissimilarities)").
+    fix : str
+        The sentence that says how to correct it.
+
+    Raises
+    ------
+    ValueError
+        Naming the number of negative entries and the first one (row, column, value).
+    """
+    values = D.data if sp.issparse(D) else D
+    negative = values < 0
+    if not np.any(negative):
+        return D
+    if sp.issparse(D):
+        rows = sp.csr_matrix(D)
+        negative = rows.data < 0
+        entry = int(np.flatnonzero(negative)[0])
+        row = int(np.searchsorted(rows.indptr, entry, side="right")) - 1
+        column, value = int(rows.indices[entry]), float(rows.data[entry])
+    else:
+        row, column = (int(i) for i in np.argwhere(negative)[0])
+        value = float(D[row, column])
+    count = int(np.count_nonzero(negative))
+    entries = "entry" if count == 1 else "entries"
+    raise ValueError(f"{name} has {count} negative {entries} (the first is {value:g} at row "
+                     f"{row}, column {column}); dissimilarities "
+                     f"and affinities must be non-negative. {fix}")
+
+
 def check_square_nonnegative(D, *, name, zero_diagonal=True):
     """Validate a precomputed square matrix of dissimilarities or affinities."""
     if D.shape[0] != D.shape[1]:
         raise ValueError(f"{name} must be a square (n_samples, n_samples) matrix; got shape "
                          f"{D.shape}.")
-    values = D.data if sp.issparse(D) else D
-    if np.any(values < 0):
-        raise ValueError(f"{name} has negative entries; dissimilarities and affinities must "
-                         f"be non-negative.")
+    check_nonnegative(D, name=name, fix="Pass distances (or affinities) computed by a metric, "
+                                        "or clip rounding errors below zero with "
+                                        "np.maximum(X, 0).")
     if zero_diagonal:
         diag = D.diagonal()
         if np.any(diag != 0):
             raise ValueError(f"{name} must have a zero diagonal; found {np.count_nonzero(diag)} "
                              f"non-zero diagonal entries.")
     return D
+
+
+#: ``fit`` warns when at least this fraction of the rows repeat an earlier row.
+REPEATED_ROWS_WARN_FRACTION = 0.01
+#: Rows of a precomputed matrix scanned at once for zero dissimilarities.
+REPEATED_ROWS_BLOCK = 2**22
+
+
+def count_repeated_rows(X, metric="euclidean"):
+    """Number of rows that repeat an earlier row exactly, and whether all rows coincide.
+
+    Data rows (dense or CSR) repeat when they are equal value for value (0.0
+    and -0.0 alike, stored zeros ignored). With ``metric="precomputed"`` ``X``
+    is a square matrix of dissimilarities; a point repeats when it is at
+    dissimilarity zero from an earlier one, and all coincide when every
+    dissimilarity is zero (a sparse matrix reads as the dense one, missing
+    entries zero).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix (n_samples, n_features), validated
+    metric : str
+
+    Returns
+    -------
+    n_repeated : int
+    all_identical : bool
+    """
+    n = X.shape[0]
+    if metric == "precomputed":
+        return _repeated_points(X), (X.count_nonzero() if sp.issparse(X) else
+                                     np.count_nonzero(X)) == 0
+    # Equal rows have equal sums (each row is summed in the same order), so only
+    # rows whose sum another shares are compared.
+    sums = np.asarray(X.sum(axis=1)).ravel()
+    order = np.argsort(sums, kind="stable")
+    tied = np.zeros(n, dtype=bool)
+    same = sums[order][1:] == sums[order][:-1]
+    tied[1:] |= same
+    tied[:-1] |= same
+    candidates = np.sort(order[tied])
+    if candidates.size == 0:
+        return 0, n == 1
+    if sp.issparse(X):
+        rows = sp.csr_matrix(X[candidates], copy=True)
+        rows.eliminate_zeros()
+        rows.sort_indices()
+        keys = {rows.indices[a:b].tobytes() + (rows.data[a:b] + 0.0).tobytes()
+                for a, b in zip(rows.indptr[:-1], rows.indptr[1:])}
+        n_distinct = len(keys)
+    else:
+        rows = np.ascontiguousarray(X[candidates], dtype=np.float64) + 0.0
+        keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+        n_distinct = np.unique(keys).size
+    repeated = int(candidates.size - n_distinct)
+    return repeated, repeated == n - 1
+
+
+def _repeated_points(D):
+    """Points at dissimilarity zero from an earlier point of the square matrix ``D``."""
+    n = D.shape[0]
+    block = max(1, REPEATED_ROWS_BLOCK // n)
+    columns = np.arange(n)
+    repeated = 0
+    for start in range(0, n, block):
+        rows = D[start:start + block]
+        rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        earlier = columns[None, :] < np.arange(start, start + rows.shape[0])[:, None]
+        repeated += int(np.count_nonzero(((rows == 0) & earlier).any(axis=1)))
+    return repeated
+
+
+def check_repeated_rows(X, *, metric="euclidean", name="X", stacklevel=2):
+    """Refuse data whose points all coincide; warn when many rows are exact copies.
+
+    Neighbourhoods calibrated to a perplexity cannot tell copies apart: they
+    get the same neighbours and end at (nearly) the same place, which is
+    right when the copies are meant and a surprise when they come from a
+    loading or joining mistake.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix, validated
+        Data rows, or a square matrix of dissimilarities with
+        ``metric="precomputed"``.
+    metric : str
+    name : str
+        The data's name in the messages.
+    stacklevel : int
+        Of the warning, counted from the caller of this function (1: the caller).
+
+    Returns
+    -------
+    int
+        The number of repeated rows (see :func:`count_repeated_rows`).
+
+    Raises
+    ------
+    ValueError
+        If all points coincide: the data have no spread.
+
+    Warns
+    -----
+    UserWarning
+        If at least ``REPEATED_ROWS_WARN_FRACTION`` of the rows repeat an earlier
+        row, saying how many.
+    """
+    n = X.shape[0]
+    repeated, identical = count_repeated_rows(X, metric)
+    precomputed = metric == "precomputed"
+    if identical:
+        what = (f"every dissimilarity in {name} is zero" if precomputed else
+                f"all {n} rows of {name} are identical")
+        raise ValueError(f"{name} has no spread: {what}, so all points coincide and no "
+                         f"neighbourhood tells them apart; there is nothing to embed. Check "
+                         f"how {name} was built (loading, joining or scaling that lost the "
+                         f"values).")
+    if repeated and repeated >= REPEATED_ROWS_WARN_FRACTION * n:
+        what = ("points are at dissimilarity zero from an earlier point" if precomputed else
+                "rows repeat an earlier row exactly")
+        fix = ("merge those points" if precomputed else
+               f"remove the copies (np.unique({name}, axis=0))")
+        warnings.warn(f"{repeated} of the {n} {what} (duplicates): copies get the same "
+                      f"neighbourhood and will be placed at (nearly) the same spot. If they "
+                      f"are not meant, {fix} before fitting.", UserWarning,
+                      stacklevel=stacklevel + 1)
+    return repeated
 
 
 def check_labels(y, n_samples, *, name="y"):

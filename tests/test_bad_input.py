@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+from sklearn.metrics import pairwise_distances
 
+from nbembed import HSSNE, SNE, Mbed, NeRV
 from nbembed.methods.registry import REGISTRY
 
 #: Methods whose fit reads annotations.
@@ -38,9 +40,32 @@ def test_data_whose_squared_distances_leave_double_precision_is_refused(spec, sc
         spec.cls(**spec.check_params).fit(X * scale, y)
 
 
-def test_all_zero_precomputed_dissimilarities_start_at_random():
-    from nbembed import HSSNE
-
+def test_all_zero_precomputed_dissimilarities_are_refused():
+    # All points coincide: there is nothing to embed.
     est = HSSNE(metric="precomputed", perplexity=5.0, max_iter=50, random_state=0)
-    Y = est.fit_transform(np.zeros((30, 30)))
-    assert np.all(np.isfinite(Y)) and np.ptp(Y, axis=0).min() > 0
+    with pytest.raises(ValueError, match="no spread: every dissimilarity in X is zero"):
+        est.fit_transform(np.zeros((30, 30)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: HSSNE(metric="precomputed", perplexity=5.0, max_iter=30, random_state=0),
+    lambda: SNE(metric="precomputed", perplexity=5.0, max_iter=30, random_state=0),
+    lambda: Mbed(n_classes=2, metric="precomputed", max_iter=30, random_state=0),
+    lambda: NeRV(metric="precomputed", n_neighbors=5.0, max_iter=5, random_state=0),
+], ids=["HSSNE", "SNE", "Mbed", "NeRV"])
+def test_transform_refuses_negative_precomputed_dissimilarities_as_fit_does(make, data):
+    X, _ = data
+    D = pairwise_distances(X)
+    negative = D.copy()
+    negative[3, 7] = negative[7, 3] = -0.5
+    with pytest.raises(ValueError, match="negative"):
+        make().fit(negative)
+    model = make().fit(D)
+    new = pairwise_distances(X[:3] + 0.1, X)
+    new[1, 4] = -0.25
+    with pytest.raises(ValueError, match=r"dissimilarities of the new points to the training "
+                                         r"points\) has 1 negative entry \(the first is -0.25 "
+                                         r"at row 1, column 4\).*np.maximum"):
+        model.transform(new)
+    new[1, 4] = 0.0  # zero is a dissimilarity like any other
+    assert np.all(np.isfinite(model.transform(new)))

@@ -10,7 +10,7 @@ from sklearn.preprocessing import MinMaxScaler
 import reference as ref
 import reference_nerv as rn
 from conftest import load_shared
-from nbembed import HSSNE, Annotations
+from nbembed import HSSNE, Annotations, _config
 from nbembed._kernels import nerv as kernels
 from nbembed._metrics_retrieval import retrieval_precision_recall, smoothed_precision, \
     smoothed_recall
@@ -386,6 +386,33 @@ def test_snerv_euclidean_weight_reaches_the_run_new_points_and_new_labels(iris):
     assert run.euclidean_weight == 0.4 and run.learning_metric.classes_.tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="euclidean_weight"):
         SNeRV(euclidean_weight=-1.0).fit(X, partial)
+
+
+def test_learning_metric_distances_check_the_array_they_allocate(iris, monkeypatch):
+    X, y = iris
+    metric = _small_metric().fit(X, y)
+    # 150 points against 40: the distances (and inner products) are 150 x 40.
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 150 * 40)
+    assert metric.pairwise_distances(X, X[:40]).shape == (150, 40)
+    assert metric.pairwise_distances(X[:40], X).shape == (40, 150)
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 150 * 40 - 1)
+    with pytest.raises(MemoryError, match="between 150 and 40 points would need a 150 x 40 "
+                                          "array.*a block of rows of X at a time"):
+        metric.pairwise_distances(X, X[:40])
+
+
+def test_snerv_places_batches_of_any_size_under_the_dense_limit(iris, monkeypatch):
+    X, y = iris
+    model = SNeRV(learning_metric=_small_metric(), max_iter=10, anneal_iter=0,
+                  random_state=0).fit(X[::3], y[::3])
+    new = np.repeat(X, 2, axis=0) + np.random.default_rng(0).normal(0, 0.05, (300, 4))
+    expected = model.transform(new)
+    # The 50 x 50 training distances fit, the 300 x 300 a batch would take by the
+    # larger side do not; the new points' distances go a block of rows at a time.
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 50 * 60)
+    placed = model.transform(new)
+    extent = np.ptp(model.embedding_, axis=0).max()
+    np.testing.assert_allclose(placed, expected, rtol=0, atol=1e-9 * extent)
 
 
 # -- retrieval measures -------------------------------------------------------------------

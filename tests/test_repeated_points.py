@@ -1,10 +1,18 @@
-"""Data with many exact copies of points: bandwidths are floored, embeddings keep their size."""
+"""Data with many exact copies of points: bandwidths are floored, embeddings keep their size,
+the copies are reported and data without spread refused."""
+
+import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise_distances
 
-from nbembed import NeRV, SNeRV
-from nbembed.affinity.perplexity import calibrate, conditional_probabilities
+from nbembed import HSSNE, SNE, NeRV, SNeRV
+from nbembed._validation import count_repeated_rows
+from nbembed.affinity.learning_metric import LearningMetric
+from nbembed.affinity.perplexity import calibrate, conditional_probabilities, \
+    joint_probabilities
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +60,63 @@ def test_nerv_does_not_collapse_on_half_exact_duplicates(cls, half_duplicates):
     assert np.all(np.isfinite(est.embedding_))
     assert est.embedding_[:30].std() > 0.1
     assert est.bandwidths_.min() > 1e-3
+
+
+# -- copies are reported, data without spread refused -------------------------------------------
+FITS = {
+    "HSSNE": lambda: HSSNE(perplexity=5.0, max_iter=30, random_state=0),
+    "SNE": lambda: SNE(perplexity=5.0, max_iter=30, random_state=0),
+    "NeRV": lambda: NeRV(n_neighbors=5.0, max_iter=5, random_state=0),
+    "SNeRV": lambda: SNeRV(n_neighbors=5.0, max_iter=5, random_state=0,
+                           learning_metric=LearningMetric(n_components=4, sigma=1.0,
+                                                          random_state=0)),
+}
+
+
+@pytest.mark.parametrize("name", list(FITS))
+def test_many_exact_copies_are_reported(name, half_duplicates):
+    X, y = half_duplicates
+    with pytest.warns(UserWarning, match=r"30 of the 60 rows repeat an earlier row exactly "
+                                         r"\(duplicates\).*placed at \(nearly\) the same spot"):
+        FITS[name]().fit(X, y)
+
+
+@pytest.mark.parametrize("name", list(FITS))
+def test_data_without_spread_is_refused(name):
+    X = np.tile([1.0, -2.0, 3.0], (20, 1))
+    y = np.repeat([0, 1], 10)
+    with pytest.raises(ValueError, match="X has no spread: all 20 rows of X are identical"):
+        FITS[name]().fit(X, y)
+
+
+def test_a_copy_or_two_goes_without_a_word():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 4))
+    X[100] = X[3]  # one row in 150, under REPEATED_ROWS_WARN_FRACTION
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        joint_probabilities(X, 5.0)
+    assert count_repeated_rows(X) == (1, False)
+
+
+def test_copies_among_precomputed_dissimilarities_and_sparse_rows(half_duplicates):
+    X, _ = half_duplicates
+    D = pairwise_distances(X, metric="manhattan")  # exact zeros between copies
+    with pytest.warns(UserWarning, match="30 of the 60 points are at dissimilarity zero from "
+                                         "an earlier point"):
+        HSSNE(metric="precomputed", perplexity=5.0, max_iter=30, random_state=0).fit(D)
+    with pytest.warns(UserWarning, match="30 of the 60 rows repeat"):
+        HSSNE(perplexity=5.0, max_iter=30, random_state=0).fit(sp.csr_matrix(X))
+    assert count_repeated_rows(sp.csr_matrix(D), "precomputed") == (30, False)
+
+
+def test_copies_are_rows_equal_value_for_value():
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.5, 0.5], [0.0, 1.0 + 1e-15]])
+    # Rows 0 and 1 are equal (0.0 == -0.0); 2 and 3 only share their sum.
+    assert count_repeated_rows(X) == (1, False)
+    S = sp.csr_matrix(X)
+    # A row with an explicit zero stored equals the one without it.
+    with_stored_zero = sp.csr_matrix((np.r_[0.0, 1.0], np.r_[0, 1], np.r_[0, 2]), shape=(1, 2))
+    assert count_repeated_rows(sp.vstack([S, with_stored_zero]).tocsr()) == (2, False)
+    assert count_repeated_rows(np.ones((4, 2))) == (3, True)
+    assert count_repeated_rows(np.zeros((4, 4)), "precomputed") == (3, True)

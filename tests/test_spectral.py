@@ -430,6 +430,41 @@ def test_bad_input_gets_clear_errors(blobs):
         LPP(n_components=3).fit(flat)
 
 
+@pytest.mark.parametrize("kernel, params, error, match", [
+    ("rbf", {"gamma": -1}, ValueError,
+     r"kernel_params\['gamma'\] = -1 for kernel='rbf' must be a finite number > 0"),
+    ("rbf", {"gamma": 0.0}, ValueError, r"kernel_params\['gamma'\] = 0.0 .* > 0"),
+    ("rbf", {"gamma": np.inf}, ValueError, r"kernel_params\['gamma'\] = inf .* finite"),
+    ("rbf", {"gamma": np.nan}, ValueError, r"kernel_params\['gamma'\] = nan .* finite"),
+    ("rbf", {"gamma": "0.1"}, TypeError, r"kernel_params\['gamma'\] must be a number"),
+    ("poly", {"gamma": -0.5}, ValueError, r"kernel_params\['gamma'\] = -0.5 for kernel='poly'"),
+    ("poly", {"degree": 0}, ValueError, r"kernel_params\['degree'\] = 0 .* integer >= 1"),
+    ("poly", {"degree": 2.5}, ValueError, r"kernel_params\['degree'\] = 2.5 .* integer >= 1"),
+    ("poly", {"coef0": np.inf}, ValueError, r"kernel_params\['coef0'\] = inf .* finite"),
+    ("rbf", {"degree": 3}, ValueError,
+     r"kernel_params has 'degree', which kernel='rbf' does not take: it takes only 'gamma'"),
+    ("poly", {"sigma": 1.0}, ValueError,
+     r"'sigma', which kernel='poly' does not take: it takes only 'gamma', 'degree', 'coef0'"),
+    ("linear", {"gamma": 1.0}, ValueError, r"kernel='linear' .* takes no parameters"),
+    ("rbf", [("gamma", 1.0)], TypeError, "kernel_params must be a dict or None"),
+    (None, {"gamma": 1.0}, ValueError, "kernel_params=.* has no effect with kernel=None"),
+])
+def test_bad_kernel_params_are_refused_at_fit(blobs, kernel, params, error, match):
+    X, _, yp = blobs
+    model = SSLFDA(n_neighbors=5, kernel=kernel, kernel_params=params)  # construction accepts
+    with pytest.raises(error, match=match):
+        model.fit(X, yp)
+
+
+def test_good_kernel_params_are_accepted(blobs):
+    X, _, yp = blobs
+    for kernel, params in [("rbf", {"gamma": 0.05}), ("rbf", {"gamma": None}),
+                           ("poly", {"gamma": 0.1, "degree": np.int64(2), "coef0": -1.0}),
+                           ("linear", {}), ("linear", None)]:
+        Z = SSLFDA(n_neighbors=5, kernel=kernel, kernel_params=params).fit_transform(X, yp)
+        assert np.all(np.isfinite(Z))
+
+
 # -- reproduction on real data ----------------------------------------------------------------
 def _benchmark():
     path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "spectral_reproduce.py"

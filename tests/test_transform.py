@@ -1,6 +1,7 @@
 """transform: new points placed against a fitted map (HSSNE, SNE, NeRV, SNeRV, Mbed)."""
 
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -293,3 +294,69 @@ def test_a_point_lands_on_the_same_bits_alone_or_in_a_batch():
     together = model.transform(X)
     alone = np.vstack([model.transform(X[i:i + 1]) for i in range(len(X))])
     assert np.array_equal(alone, together)
+
+
+# -- points far from the map and from the data ----------------------------------------------
+def test_placement_never_ends_above_its_start(rng):
+    """Between clusters far apart in the map a point's attraction is weak and a step
+    overshoots; each point keeps the lowest cost on its path."""
+    R = np.vstack([rng.normal(-8, 1, (20, 2)), rng.normal(8, 1, (20, 2)),
+                   rng.normal([0, 12], 1, (20, 2))])
+    m = 100
+    indices = np.array([np.r_[rng.choice(20, 3, replace=False),
+                              20 + rng.choice(20, 3, replace=False),
+                              40 + rng.choice(20, 2, replace=False)] for _ in range(m)])
+    P = rng.random((m, 8)) ** 3 + 1e-3
+    P /= P.sum(axis=1, keepdims=True)
+    for alpha in (0.0, 0.5):
+        objective = PlacementObjective(R, indices, P, alpha=alpha)
+        start = objective.start()
+        before, _ = objective.point_costs(start.copy(), np.empty_like(start))
+        placed = place(objective, start.copy())
+        after, _ = objective.point_costs(placed, np.empty_like(placed))
+        assert np.all(after <= before)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(3)
+    centers = rng.normal(0, 6, size=(3, 5))
+    X = np.vstack([c + rng.normal(size=(30, 5)) for c in centers])
+    # Far from every training point: 1000 times the data's spread in 5 directions.
+    directions = rng.normal(size=(5, 5))
+    far = X.mean(axis=0) + 1000 * X.std() * directions / np.linalg.norm(directions, axis=1,
+                                                                          keepdims=True)
+    return X, far
+
+
+@pytest.mark.parametrize("make", [
+    lambda: HSSNE(perplexity=10, max_iter=150, random_state=0),
+    lambda: HSSNE(alpha=0.5, perplexity=10, max_iter=150, random_state=0),
+    lambda: SNE(perplexity=10, max_iter=100, random_state=0),
+    lambda: NeRV(n_neighbors=10, max_iter=20, anneal_iter=5, random_state=0),
+    lambda: Mbed(n_classes=3, max_iter=40, random_state=0),
+], ids=["HSSNE", "HSSNE-alpha0.5", "SNE", "NeRV", "Mbed"])
+def test_points_far_from_the_data_stay_near_the_map_and_are_reported(make, blobs):
+    X, far = blobs
+    model = make().fit(X)
+    E = model.embedding_
+    low, high = E.min(axis=0), E.max(axis=0)
+    margin = new_points.MAP_MARGIN * np.ptp(E, axis=0).max()
+    with pytest.warns(UserWarning, match=r"5 of the 8 new points lie far outside the training "
+                                         r"data.*farthest of its 15 nearest neighbours"):
+        Y = model.transform(np.vstack([far, X[:3] + 0.01]))
+    assert np.all(Y >= low - margin) and np.all(Y <= high + margin)
+    # Points among the training data are not reported.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model.transform(X[:10] + 0.01)
+
+
+def test_far_points_of_precomputed_dissimilarities_are_reported(blobs):
+    X, far = blobs
+    model = HSSNE(metric="precomputed", perplexity=10, max_iter=100, random_state=0)
+    model.fit(pairwise_distances(X))
+    assert model._new_points.reach == pytest.approx(
+        np.sort(pairwise_distances(X), axis=1)[:, 15].max())
+    with pytest.warns(UserWarning, match="5 of the 5 new points lie far outside"):
+        model.transform(pairwise_distances(far, X))

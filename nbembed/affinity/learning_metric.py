@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits
 from .. import _config
 from .._estimator import Classifier, check_is_fitted
 from .._kernels.learning_metric import straight_path_distances
-from .._validation import check_data, check_dense_allowed, check_new_data, check_number, \
+from .._validation import check_allocation, check_data, check_new_data, check_number, \
     check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
                             labels_from, mean_log_likelihood, mixture_objective,
@@ -391,8 +391,12 @@ class LearningMetric(Classifier):
         if self.shortest_paths and not same:
             raise ValueError("shortest_paths=True needs all points in one graph: call "
                              "pairwise_distances(X) without Y.")
-        check_dense_allowed(max(X.shape[0], Y.shape[0]), what="Learning-metric distances",
-                            alternative="Compute them for a subsample")
+        # The largest arrays are the (n_X, n_Y) distances and inner products.
+        check_allocation(8 * X.shape[0] * Y.shape[0],
+                         what=f"Learning-metric distances between {X.shape[0]} and "
+                              f"{Y.shape[0]} points",
+                         array=f"a {X.shape[0]} x {Y.shape[0]} array",
+                         alternative="Compute them a block of rows of X at a time")
         n_pieces = check_number(self.n_pieces, "n_pieces", low=1, integer=True)
         m = self.centroids_
         m_sq = np.einsum("ij,ij->i", m, m)

@@ -50,7 +50,7 @@ from .._kernels.csr import is_symmetric_csr
 from .._kernels.perplexity import TIE_RTOL
 from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
 from .._validation import check_dense_allowed, check_number, check_option, \
-    check_random_state
+    check_random_state, check_repeated_rows
 
 METHODS = ("auto", "exact", "knn")
 NEIGHBORS = ("auto", "exact", "approximate")
@@ -299,7 +299,19 @@ def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean"
     P : ndarray or scipy.sparse.csr_matrix (n_samples, n_samples)
         Dense for ``method="exact"``, CSR (sorted indices, no explicit zeros)
         for ``method="knn"``.
+
+    Raises
+    ------
+    ValueError
+        If all points coincide (see :func:`nbembed._validation.check_repeated_rows`).
+
+    Warns
+    -----
+    UserWarning
+        If many rows are exact copies of others, saying how many.
     """
+    # The caller of fit, through HSSNE's prepare and fit.
+    check_repeated_rows(X, metric=metric, stacklevel=4)
     P, _ = conditional_probabilities(X, perplexity, method=method, metric=metric,
                                      n_neighbors=n_neighbors, neighbors=neighbors,
                                      random_state=random_state)

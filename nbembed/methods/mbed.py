@@ -39,7 +39,7 @@ from ..affinity.label_spreading import SPREAD_NEIGHBORS, knn_graph, spread_label
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
-from ._new_points import NewPoints
+from ._new_points import NewPoints, precomputed_reach
 from .mbed_run import MbedRun
 
 logger = logging.getLogger("nbembed")
@@ -498,7 +498,8 @@ class Mbed(EmbeddingEstimator):
             self.affinity == "auto" and n <= _config.DENSE_AFFINITY_MAX_N) else \
             (min(n - 1, KNN_NEIGHBORS) if self.n_neighbors is None else self.n_neighbors)
         return NewPoints(None if self.metric == "precomputed" else X, self.embedding_,
-                         n_neighbors=k, sigma=self.sigma_, metric=self.metric)
+                         n_neighbors=k, sigma=self.sigma_, metric=self.metric,
+                         reach=precomputed_reach(X) if self.metric == "precomputed" else None)
 
     def predict_proba(self, X):
         """Class probabilities of new points: their memberships where ``transform`` puts them.

@@ -33,14 +33,15 @@ import scipy.sparse as sp
 
 from .._distances import pairwise_distances
 from .._estimator import copy_with
-from .._validation import check_dense_allowed, check_number, check_option
+from .._validation import check_dense_allowed, check_number, check_option, \
+    check_repeated_rows
 from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
 from ..affinity.widening import widening_stages
 from ..objectives.nerv import TRADEOFF, NeRVObjective
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
-from ._new_points import NewPoints
+from ._new_points import NewPoints, precomputed_reach
 from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, SupervisedDistances, metric_targets
 
 logger = logging.getLogger("nbembed")
@@ -127,7 +128,8 @@ class _NeRVEstimator(EmbeddingEstimator):
         return NewPoints(None if metric == "precomputed" else data, self.embedding_,
                          n_neighbors=data.shape[0], perplexity=run.n_neighbors, metric=metric,
                          distances=learned, tradeoff=run.objective.tradeoff,
-                         input_precision=True)
+                         input_precision=True,
+                         reach=precomputed_reach(data) if metric == "precomputed" else None)
 
 
 class NeRV(_NeRVEstimator):
@@ -245,6 +247,7 @@ class NeRV(_NeRVEstimator):
         if not isinstance(self.metric, str):
             raise TypeError(f"metric must be a string such as 'euclidean' or 'precomputed'; "
                             f"got {self.metric!r}.")
+        check_repeated_rows(X, metric=self.metric, stacklevel=3)
         self.n_features_in_ = X.shape[1]
         return self._make_run(X, self.metric, self.n_neighbors, init)
 
@@ -387,6 +390,7 @@ class SNeRV(_NeRVEstimator):
         n = X.shape[0]
         self._check_params(n)
         weight = check_number(self.euclidean_weight, "euclidean_weight", low=0)
+        check_repeated_rows(X, stacklevel=3)
         if self.learning_metric is None:
             template = LearningMetric(random_state=self.random_state)
         elif isinstance(self.learning_metric, LearningMetric):

@@ -7,7 +7,7 @@ is sum_i KL(P_i || Q_i). It is the base of Mbed's neighbourhood term.
 
 from __future__ import annotations
 
-from .._validation import check_option
+from .._validation import check_option, check_repeated_rows
 from ..affinity import conditional_probabilities
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..objectives.sne import SNEObjective
@@ -83,6 +83,7 @@ class SNE(EmbeddingEstimator):
         X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         n_components, schedule = check_common_params(self, lambda exaggeration: 0.25)
         check_option(self.affinity, "affinity", AFFINITY_METHODS)
+        check_repeated_rows(X, metric=self.metric, stacklevel=3)
         if self.verbose:
             enable_verbose_logging()
         P, _ = conditional_probabilities(X, self.perplexity, method=self.affinity,

@@ -22,7 +22,7 @@ from .._estimator import check_is_fitted
 from .._validation import check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, selection, solver
-from ..spectral.kpca import KERNELS, KernelPCAMap
+from ..spectral.kpca import KernelPCAMap, check_kernel_params
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
 from .spectral_run import GAMMA, HADAMARD_POWER, SpectralRun, merge_labels
 
@@ -142,7 +142,11 @@ class SpectralSSDR(EmbeddingEstimator):
         with a non-zero eigenvalue), the learner on those coordinates. A
         callable is called as ``kernel(X, Y, **kernel_params)``.
     kernel_params : dict or None, default=None
-        For the kernel; for "rbf" without gamma, 1 / median squared distance.
+        For the kernel: "rbf" takes gamma (> 0; without it, 1 / median
+        squared distance), "poly" gamma (> 0), degree (an integer >= 1) and
+        coef0, "linear" nothing; a callable any keyword arguments. Other keys
+        and values out of range are refused at fit, as are kernel_params
+        without a kernel.
     axis_scaling : {"constraint", "unit"}, default="constraint"
         "constraint": the axes as the constraint normalizes them
         (A M_B A^T = I); "unit": each axis a unit vector (in kernel PCA
@@ -236,8 +240,12 @@ class SpectralSSDR(EmbeddingEstimator):
                              f"{n_features}; a linear projection has at most n_features "
                              f"components. Use n_components <= {n_features}, or a kernel "
                              f"(the KPCA trick).")
-        if s["kernel"] is not None and not callable(s["kernel"]):
-            check_option(s["kernel"], "kernel", KERNELS)
+        if s["kernel"] is not None:
+            check_kernel_params(s["kernel"], s["kernel_params"])
+        elif not (s["kernel_params"] is None or s["kernel_params"] == {}):
+            raise ValueError(f"kernel_params={s['kernel_params']!r} has no effect with "
+                             f"kernel=None (a linear map); pass kernel='rbf', 'poly', "
+                             f"'linear' or a callable with them, or kernel_params=None.")
         if s["bandwidth"] is not None:
             check_number(s["bandwidth"], "bandwidth", low=0, low_open=True)
         return dict(n_components=n_components, label_cost=label_cost,

@@ -9,12 +9,20 @@ same kernel PCA.
 
 from __future__ import annotations
 
+import math
+import numbers
+from collections.abc import Mapping
+
 import numpy as np
 import scipy.linalg
 
 from .._validation import check_dense_allowed, check_option
 
 KERNELS = ("rbf", "poly", "linear")
+
+#: The parameters each named kernel takes (those of
+#: :func:`sklearn.metrics.pairwise.pairwise_kernels`).
+KERNEL_PARAMS = {"rbf": ("gamma",), "poly": ("gamma", "degree", "coef0"), "linear": ()}
 
 #: Kernel PCA components with an eigenvalue below this fraction of the largest
 #: one count as zero.
@@ -63,12 +71,10 @@ class KernelPCAMap:
 
     def fit_transform(self, X):
         """Fit kernel PCA on ``X``; return its coordinates, shape (n, m)."""
-        if not callable(self.kernel):
-            check_option(self.kernel, "kernel", KERNELS)
+        params = check_kernel_params(self.kernel, self.kernel_params)
         n = X.shape[0]
         check_dense_allowed(n, what="The KPCA trick's kernel matrix",
                             alternative="Subsample the training points")
-        params = dict(self.kernel_params or {})
         if self.kernel == "rbf" and params.get("gamma") is None:
             params["gamma"] = 1.0 / _median_squared_distance(X)
         self.params_ = params
@@ -97,6 +103,80 @@ class KernelPCAMap:
         K = self._kernel(X, self.X_fit_)
         Kc = K - self.column_means_[None, :] - K.mean(axis=1, keepdims=True) + self.total_mean_
         return Kc @ self._projection
+
+
+def check_kernel_params(kernel, kernel_params):
+    """Check ``kernel_params`` against ``kernel``; return them as a new dict.
+
+    For a named kernel: only its own keys (``KERNEL_PARAMS``); gamma (rbf,
+    poly) None or a finite number > 0, degree (poly) an integer >= 1, coef0
+    (poly) a finite number. For a callable kernel any keys, passed on as
+    they are.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "poly", "linear"} or callable
+    kernel_params : dict or None
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    TypeError
+        If ``kernel_params`` is not a dict (or None), or a value is not a number.
+    ValueError
+        For an unknown kernel, a key the kernel does not take, or a value out of range.
+    """
+    if kernel_params is None:
+        params = {}
+    elif isinstance(kernel_params, Mapping):
+        params = dict(kernel_params)
+    else:
+        raise TypeError(f"kernel_params must be a dict or None; got "
+                        f"{type(kernel_params).__name__} {kernel_params!r}. Pass for example "
+                        f"kernel_params={{'gamma': 0.1}}.")
+    if callable(kernel):
+        return params
+    check_option(kernel, "kernel", KERNELS)
+    accepted = KERNEL_PARAMS[kernel]
+    unknown = [key for key in params if key not in accepted]
+    if unknown:
+        takes = (f"takes only {', '.join(repr(k) for k in accepted)}" if accepted else
+                 "takes no parameters")
+        raise ValueError(f"kernel_params has {', '.join(repr(k) for k in unknown)}, which "
+                         f"kernel={kernel!r} does not take: it {takes}. Remove "
+                         f"{'it' if len(unknown) == 1 else 'them'}, or pass a callable "
+                         f"kernel for other parameters.")
+    if params.get("gamma") is not None:
+        _check_kernel_number(params["gamma"], "gamma", kernel, positive=True,
+                             meaning="the inverse squared width"
+                             if kernel == "rbf" else "the scale of x . y")
+    if "degree" in params:
+        degree = params["degree"]
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) \
+                or degree < 1:
+            raise ValueError(f"kernel_params['degree'] = {degree!r} for kernel='poly' must be "
+                             f"an integer >= 1 (the power of gamma x . y + coef0); pass for "
+                             f"example degree=2 or 3.")
+    if "coef0" in params:
+        _check_kernel_number(params["coef0"], "coef0", kernel, positive=False,
+                             meaning="the constant added to gamma x . y")
+    return params
+
+
+def _check_kernel_number(value, key, kernel, *, positive, meaning):
+    """Refuse a kernel parameter that is not a finite number (> 0 if ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"kernel_params[{key!r}] must be a number ({meaning}); got "
+                        f"{type(value).__name__} {value!r}.")
+    bad = not math.isfinite(value) or (positive and value <= 0)
+    if bad:
+        need = "a finite number > 0" if positive else "a finite number"
+        default = (" or leave it out for the default" if key == "gamma" else "")
+        raise ValueError(f"kernel_params[{key!r}] = {value!r} for kernel={kernel!r} must be "
+                         f"{need} ({meaning}); pass such a value{default}.")
 
 
 def _median_squared_distance(X):

@@ -104,12 +104,16 @@ def joint_probabilities(X, perplexity):
 
 def momentum_gains_step(Yt, grad, velocity, gains, momentum, learning_rate, min_gain,
                         max_step_norm=None):
-    """t-SNE's momentum-and-gains step with whole-array NumPy operations, in place."""
+    """t-SNE's momentum-and-gains step with whole-array NumPy operations, in place;
+    returns how many points' steps were shortened."""
     same_sign = np.sign(grad) == np.sign(velocity)
     gains[:] = np.maximum(np.where(same_sign, gains * 0.8, gains + 0.2), min_gain)
     velocity[:] = momentum * velocity - learning_rate * gains * grad
+    shortened = 0
     if max_step_norm is not None:
         lengths = np.linalg.norm(velocity, axis=0)
         long = lengths > max_step_norm
         velocity[:, long] *= max_step_norm / lengths[long]
+        shortened = int(np.count_nonzero(long))
     Yt += velocity
+    return shortened

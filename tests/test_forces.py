@@ -372,3 +372,14 @@ def test_forces_leave_the_run_unchanged(blobs):
     again.step(5)
     np.testing.assert_array_equal(run.embedding, again.embedding)
     assert not np.array_equal(before, run.embedding)
+
+
+def test_forces_of_a_map_whose_kernel_underflows_everywhere_are_not_an_error():
+    """At alpha = 0 (Gaussian kernel) points 10^4 apart give Z = 0: the repulsion is
+    not finite, which the Explorer's arrows drop, instead of a ZeroDivisionError."""
+    rng = np.random.default_rng(0)
+    run = HSSNE(alpha=0.0, perplexity=10).prepare(rng.normal(size=(60, 5)))
+    run.move(np.arange(60), rng.normal(size=(60, 2)) * 1e4)
+    forces = run.forces([0, 1])
+    assert np.all(np.isnan(forces["repulsion"]))
+    assert np.all(np.isfinite(forces["attraction"]))

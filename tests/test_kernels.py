@@ -277,10 +277,12 @@ def test_momentum_gains_step_matches_numpy(rng, d, max_step_norm):
     for momentum in (0.5, 0.8):
         grad = rng.normal(size=(d, n))
         grad[:, 10:30] = 0.0
-        ref.momentum_gains_step(state["Yt"], grad, state["velocity"], state["gains"], momentum,
-                                2.0, 0.01, max_step_norm)
-        momentum_gains_step(mine["Yt"], grad, mine["velocity"], mine["gains"], momentum, 2.0,
-                            0.01, 0.0 if max_step_norm is None else max_step_norm)
+        expected = ref.momentum_gains_step(state["Yt"], grad, state["velocity"],
+                                           state["gains"], momentum, 2.0, 0.01, max_step_norm)
+        shortened = momentum_gains_step(mine["Yt"], grad, mine["velocity"], mine["gains"],
+                                        momentum, 2.0, 0.01,
+                                        0.0 if max_step_norm is None else max_step_norm)
+        assert shortened == expected
         for key in state:
             np.testing.assert_allclose(mine[key], state[key], rtol=1e-13, atol=1e-15)
     if max_step_norm is not None:

@@ -450,3 +450,22 @@ def test_the_examples_of_docs_arrange_run():
     namespace = {}
     for block in blocks:   # one session: later examples use earlier names
         exec(compile(block, str(page), "exec"), namespace)
+
+
+@pytest.mark.parametrize("make", [lambda: HSSNE(perplexity=10, random_state=0),
+                                  lambda: NeRV(n_neighbors=10, random_state=0)],
+                         ids=["HSSNE", "NeRV"])
+def test_points_moved_onto_one_spot_part_again(make):
+    """Coinciding points have no gradient between them; a move that stacks them
+    spreads them a little so that the run can part them."""
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    run = make().prepare(X)
+    run.step(5)
+    run.move(np.arange(60), np.zeros((60, 2)))
+    assert np.ptp(run.embedding) > 0
+    run.step(50)
+    assert np.ptp(run.embedding, axis=0).min() > 1e-2
+    pinned = make().prepare(X)
+    pinned.pin([0, 1])
+    pinned.move([0, 1], [[1.0, 1.0], [1.0, 1.0]])  # pinned where asked, exactly
+    np.testing.assert_array_equal(pinned.embedding[[0, 1]], [[1.0, 1.0], [1.0, 1.0]])

@@ -21,10 +21,15 @@ def momentum_gains_step(Yt, grad, velocity, gains, momentum, learning_rate, min_
     has the sign of the last step and grows by 0.2 otherwise (at least
     ``min_gain``); velocity = momentum * velocity - learning_rate * gain * grad.
     A point whose velocity is longer than ``max_step_norm`` (no limit when it is
-    not positive) has it shortened to that length; then Yt += velocity.
+    not positive) has it shortened to that length; then Yt += velocity. A
+    length whose square overflows is measured with the largest coordinate
+    factored out, so a huge step is shortened too rather than dropped; an
+    infinite velocity gives a non-finite embedding, which the run recovers from.
     ``Yt``, ``grad``, ``velocity`` and ``gains`` have the layout (d, n).
+    Returns the number of points whose step was shortened.
     """
     d, n = Yt.shape
+    shortened = 0
     for i in prange(n):
         norm2 = 0.0
         for k in range(d):
@@ -39,7 +44,19 @@ def momentum_gains_step(Yt, grad, velocity, gains, momentum, learning_rate, min_
             norm2 += v * v
         scale = 1.0
         if max_step_norm > 0.0 and norm2 > max_step_norm * max_step_norm:
-            scale = max_step_norm / math.sqrt(norm2)
+            shortened += 1
+            if math.isinf(norm2):
+                largest = 0.0
+                for k in range(d):
+                    largest = max(largest, abs(velocity[k, i]))
+                ratio2 = 0.0
+                for k in range(d):
+                    ratio = velocity[k, i] / largest
+                    ratio2 += ratio * ratio
+                scale = (max_step_norm / largest) / math.sqrt(ratio2)
+            else:
+                scale = max_step_norm / math.sqrt(norm2)
         for k in range(d):
             velocity[k, i] *= scale
             Yt[k, i] += velocity[k, i]
+    return shortened

@@ -14,6 +14,7 @@ from .._estimator import Transformer, check_is_fitted
 from .._validation import check_cosine_rows, check_data, check_dense_allowed, check_metric, \
     check_number, check_option, check_random_state, check_sparse_metric, \
     check_square_nonnegative
+from ..optim.embedding_run import MOSTLY_SHORTENED
 from ..optim.pinning import check_indices
 from ._new_points import check_new_points, check_placement_perplexity
 
@@ -191,24 +192,63 @@ class EmbeddingEstimator(Transformer):
 
 
 def warn_about_divergence(run, params):
-    """A RuntimeWarning if the run diverged on its way (runs that recover from
-    divergence count their ``recoveries``) or ended with a higher cost than it
-    started with; ``params`` (the estimator's) decide the advice."""
-    fix = ("Use a smaller learning_rate (or the default 'auto')" if "learning_rate" in params
-           else "Check the data's scale and the parameters")
-    if "max_step_norm" in params and params["max_step_norm"] is None:
-        fix += " and keep max_step_norm at its default"
+    """Warn (``RuntimeWarning``) about how a run diverged; ``params`` (the
+    estimator's) decide the advice.
+
+    A run that ended diverged (:attr:`nbembed.optim.run.RunOutcome.diverged`:
+    it could not recover, ended at a non-finite cost, or most of its steps were
+    shortened to ``max_step_norm``) warns that its embedding is the last good
+    one, or how it wandered; one that diverged on its way and
+    recovered (runs count their ``recoveries``) warns that the result may be
+    poor, unless the method chose its step (``learning_rate="auto"``, whose
+    halving on divergence is part of the choice); one that ended with a
+    higher cost than it started with warns too.
+    """
+    fix = _divergence_advice(run, params)
     stacklevel = 4  # the user's call of fit
-    if run.recoveries:
+    outcome = run.outcome()
+    if outcome.diverged:
+        good = getattr(run, "good_iteration", None)
+        shortened = getattr(run, "shortened_share", 0.0)
+        if shortened > MOSTLY_SHORTENED and not run.recovering:
+            what = (f"{shortened:.0%} of its steps were longer than max_step_norm and were "
+                    f"shortened to it, so it wandered instead of descending")
+        elif not run.recovering:
+            what = f"it ended with a non-finite cost ({outcome.end_cost})"
+        else:
+            kept = ("its start: no step was ever accepted" if good == 0
+                    else "the last good one" if good is None
+                    else f"the last good one, from iteration {good}")
+            what = (f"it went back to its last good embedding and halved the step "
+                    f"{run.recoveries} time(s), and no step since was accepted, so the "
+                    f"embedding returned is {kept}")
+        warnings.warn(f"{run.name} diverged and did not recover: {what}. converged_ is "
+                      f"False. {fix}, then fit again.", RuntimeWarning, stacklevel=stacklevel)
+    elif run.recoveries and not getattr(run, "auto_learning_rate", False):
         warnings.warn(f"{run.name} diverged {run.recoveries} time(s) and went back to its last "
                       f"good embedding each time, halving the step; the result may be poor. "
                       f"{fix}.", RuntimeWarning, stacklevel=stacklevel)
-    outcome = run.outcome()
-    if outcome.ended_worse:
+    if outcome.ended_worse and not outcome.diverged:
         warnings.warn(f"{run.name} diverged: it ended with a higher cost ({outcome.end_cost:.4g}) "
                       f"than it started with ({outcome.start_cost:.4g}), so the embedding is "
                       f"worse than its start. {fix}, then fit again.", RuntimeWarning,
                       stacklevel=stacklevel)
+
+
+def _divergence_advice(run, params):
+    """What to change after a divergence, from the estimator's ``params``."""
+    rate = params.get("learning_rate")
+    if "learning_rate" not in params:
+        fix = "Check the data's scale and the parameters"
+    elif isinstance(rate, str):
+        chosen = getattr(run, "learning_rates", None)
+        fix = ("Pass a learning_rate smaller than the one 'auto' chose "
+               f"({chosen[-1]:g})" if chosen else "Pass a smaller learning_rate")
+    else:
+        fix = f"Use a smaller learning_rate than {rate:g} (or the default 'auto')"
+    if "max_step_norm" in params and params["max_step_norm"] is None:
+        fix += " and keep max_step_norm at its default"
+    return fix
 
 
 def pinned_start(pinned, init):
@@ -404,4 +444,5 @@ def check_common_params(est, auto_learning_rate):
         during = after = check_number(est.learning_rate, "learning_rate", low=0, low_open=True)
     return n_components, dict(n_iter=max_iter, exaggeration=exaggeration,
                               exaggeration_iter=exaggeration_iter, learning_rate=after,
-                              exaggeration_learning_rate=during)
+                              exaggeration_learning_rate=during,
+                              auto_learning_rate=isinstance(est.learning_rate, str))

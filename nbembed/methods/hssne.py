@@ -151,7 +151,11 @@ class HSSNE(EmbeddingEstimator):
         and during early exaggeration the same up to 12 000 points (with the
         default exaggeration), then max(n / (4 early_exaggeration), 1000),
         which ended lower at 20 000 and 70 000 points
-        (:func:`auto_learning_rates`).
+        (:func:`auto_learning_rates`). Where a step diverges (in any phase) the
+        run goes back to its last good embedding and halves it; with "auto"
+        that is part of choosing the step (on a few hundred points or fewer,
+        "auto"'s floor of 50 can overshoot early exaggeration) and ``fit``
+        does not warn unless the run could not recover.
     max_step_norm : float or None, default=5.0
         Longest step a point may take in one iteration of the gradient
         optimizer; longer ones are shortened. With the large steps of big
@@ -230,13 +234,18 @@ class HSSNE(EmbeddingEstimator):
     n_iter_ : int
     converged_ : bool
         True when the run ended settled at a minimum of its cost (its cost changed by at
-        most 1e-5 of itself per iteration between the last two records) and did not end
-        with a cost more than 5% above the one it started from (which warns); False
-        means more iterations may still change the embedding (raise ``max_iter``). See
+        most 1e-5 of itself per iteration between the last two records), did not end
+        with a cost more than 5% above the one it started from (which warns) and did not
+        end diverged (two or more recoveries from divergence with no step accepted
+        since, or most steps shortened to ``max_step_norm``, which warns too); False means more iterations may still change the
+        embedding (raise ``max_iter``), or a smaller ``learning_rate`` is needed. See
         ``nbembed.optim.run.RunOutcome``.
     n_recoveries_ : int
-        How often the optimization diverged and went back to its last good
-        embedding (a ``RuntimeWarning`` says so after ``fit``).
+        How often the optimization diverged (a non-finite value, or a rise of the
+        cost its steps descend: the exaggerated one during early exaggeration) and
+        went back to its last good embedding, halving the step. With a
+        ``learning_rate`` given as a number a ``RuntimeWarning`` says so after
+        ``fit``.
     history_ : list of dict
         Cost and diagnostics recorded during the run.
     affinities_ : ndarray or scipy.sparse.csr_matrix

@@ -29,7 +29,8 @@ class SNE(EmbeddingEstimator):
     early_exaggeration_iter : int, default=100
     learning_rate : float or "auto", default="auto"
         "auto" is 0.25: the per-point gradients of SNE do not shrink with n the
-        way those of symmetric SNE do.
+        way those of symmetric SNE do. It overshoots early exaggeration, where
+        the run halves it by itself (see ``HSSNE``; ``n_recoveries_`` counts it).
     init : {"pca", "random"} or ndarray, default="pca"
     affinity : {"auto", "exact", "knn"}, default="auto"
     metric : str, default="euclidean"

@@ -58,6 +58,21 @@ class Objective:
         """The cost at ``x``."""
         return self.value_and_gradient(x, np.empty_like(x))[0]
 
+    def value_terms(self, x):
+        """The cost at ``x`` split into its attraction and the rest, or None.
+
+        ``attraction + rest`` is :meth:`value`, and ``exaggeration * attraction
+        + rest`` is, up to a constant, the cost whose gradient :meth:`gradient`
+        gives with that ``exaggeration``: what a run descends during early
+        exaggeration, and so what it watches for divergence there.
+
+        Returns
+        -------
+        (attraction, rest) : tuple of float, or None
+            None for objectives without an attraction to exaggerate.
+        """
+        return None
+
     def gradient(self, x, grad, exaggeration=1.0):
         """Write the gradient at ``x`` into ``grad``.
 

@@ -346,6 +346,12 @@ class HSSNEObjective(Objective):
         return a_rowsum_data_order
 
     def value(self, Yt):
+        attraction, rest = self.value_terms(Yt)
+        return attraction + rest
+
+    def value_terms(self, Yt):
+        """(sum P~ log P~ - sum P~ log H, log Z): KL(P~ || Q) split into the part
+        early exaggeration multiplies and the normalizer's."""
         if self.repulsion != "exact":
             # P_mixed is sparse on the approximate paths.
             Yl, indptr, indices, data, _ = self._in_local_order(Yt, self.P_mixed)
@@ -358,7 +364,7 @@ class HSSNEObjective(Objective):
                 p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
             else:
                 p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
-        return self._p_log_p - p_log_h + (math.log(z) if z > 0 else math.inf)
+        return self._p_log_p - p_log_h, (math.log(z) if z > 0 else math.inf)
 
     def forces(self, Yt, indices=None, exaggeration=1.0):
         """The gradient at Yt split into its terms (see :mod:`nbembed.objectives.forces`).
@@ -421,7 +427,9 @@ class HSSNEObjective(Objective):
         else:
             z, repulsion = self._repulsion_at(Yt)
             repulsion = repulsion[rows]
-        terms = dict(attraction=attraction, must_link=must_link,
-                     repulsion=-(4.0 / z) * repulsion)
+        # Z = 0 when every kernel value underflows (points far apart at a light tail):
+        # the repulsion is then not finite, and the run's divergence recovery takes over.
+        scale = -4.0 / z if z > 0 else math.nan
+        terms = dict(attraction=attraction, must_link=must_link, repulsion=scale * repulsion)
         return Forces(terms, dict(FORCE_TERMS), indices=None if indices is None else rows,
                       exaggeration=exaggeration)

@@ -46,6 +46,16 @@ class SNEObjective(Objective):
                                      exaggeration, grad)
         return self.p_log_p + cross, None
 
+    def value_terms(self, Yt):
+        """(sum p log p + sum_ij p_{j|i} tau_ij, sum_i log Z_i): the cost split into
+        the part early exaggeration multiplies and the normalizers'."""
+        cost, _ = self.value_and_gradient(Yt, np.empty_like(Yt))
+        M = self.M
+        rows = np.repeat(np.arange(M.shape[0]), np.diff(M.indptr))
+        diff = Yt[:, rows] - Yt[:, M.indices]
+        attraction = self.p_log_p + 0.5 * float(np.sum(M.data * np.sum(diff * diff, axis=0)))
+        return attraction, cost - attraction
+
     def gradient(self, Yt, grad, exaggeration=1.0):
         """The gradient into ``grad``, the attraction multiplied by ``exaggeration``."""
         self.value_and_gradient(Yt, grad, exaggeration)

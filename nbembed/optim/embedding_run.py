@@ -2,10 +2,30 @@
 
 A run follows the classic t-SNE schedule (:class:`~nbembed.optim.schedules.EarlyExaggeration`):
 ``exaggeration_iter`` iterations with the attraction multiplied and momentum
-0.5 with the gradient optimizer, then the method's main optimizer. It checks
-every update for non-finite values and, for the fixed-point optimizer,
-watches the cost: on divergence it restores the last good embedding, damps
-the step and carries on, so a user never sees NaN.
+0.5 with the gradient optimizer, then the method's main optimizer.
+
+Divergence is caught in every phase. Each iteration checks the gradient and
+the new embedding for non-finite values. A check, every ``cost_every``
+iterations and at the ends of early exaggeration and of the default schedule
+(iterations the schedule fixes, so how a caller splits its ``step`` calls does
+not change the run), compares the cost the steps since the last good
+embedding descended with its value there: during early exaggeration the cost
+with the attraction exaggerated
+(:meth:`~nbembed.objectives.base.Objective.value_terms`; the plain cost rises
+there as clusters separate), after it the plain cost. A non-finite value, or
+a rise by more than ``DIVERGENCE_RISE`` of it (``EXAGGERATED_RISE`` of the
+exaggerated cost, which the long steps of early exaggeration raise), is
+divergence: the run restores the last good embedding, halves the step of the
+optimizer that diverged (the gradient step of that phase, or the fixed-point
+relaxation) and carries on, so a user never sees NaN. A gradient step damped
+during early exaggeration caps the main phase's at ``exaggeration`` times it,
+the attraction's curvature being that much smaller there. After a recovery
+the run checks after every iteration until a regular check passes, so a step
+far too large is halved as often as it fails rather than once a recording
+interval. Until a step from the restored embedding is accepted the run is
+``recovering``; one that ends so has not converged, and one that ends after a
+halved step failed too has diverged
+(:meth:`~nbembed.optim.run.ObjectiveRun.outcome`).
 
 With ``tol`` > 0 a run stops early once it has converged: after early
 exaggeration, when its cost changed by at most ``tol`` of itself per iteration
@@ -37,6 +57,29 @@ logger = logging.getLogger("nbembed")
 CONVERGED_WINDOWS = 2
 #: Fewest iterations those intervals must span together.
 CONVERGED_MIN_ITERATIONS = 100
+
+#: Rise of the exaggerated cost, as a fraction of it, that counts as divergence
+#: during early exaggeration. There the steps are long by design and the layout
+#: grows from a start of scale 1e-4 thousands of times: over the first recording
+#: interval, steps of n / early_exaggeration raised the exaggerated cost by at most
+#: 7% (84 settings on 100 to 700 points: perplexity, alpha, start); steps four or
+#: more times as long (learning_rate "auto" on a few hundred points, or 1e4 and
+#: more) by 20% to 60%, and a layout blown apart (learning_rate=1e6,
+#: max_step_norm=None) by 230% to 330%. The threshold lies between the last two,
+#: so that the default step on small data is not taken for divergence (a short fit
+#: would return an earlier layout). After early exaggeration checks allow
+#: ``DIVERGENCE_RISE``.
+EXAGGERATED_RISE = 1.0
+
+#: Share of shortened gradient steps (see ``EmbeddingRun.shortened_share``) above
+#: which a run counts as diverged. Learning rates up to 1000 shortened at most 19%
+#: of the steps (digits, blobs, 200 digits), the default on 20 points about half;
+#: 1e5 shortened 31% to 86%, 1e300 all of them.
+MOSTLY_SHORTENED = 0.9
+
+#: Recoveries from divergence logged as warnings; later ones are logged at INFO
+#: level (a hopeless step size recovers every few iterations).
+LOGGED_RECOVERIES = 5
 
 class EmbeddingRun(ObjectiveRun):
     """The run of the SNE-family objectives (HSSNE and its special cases, SNE).
@@ -77,14 +120,31 @@ class EmbeddingRun(ObjectiveRun):
     tol : float
         Stop once the cost has settled to this relative change per iteration
         (see the module's docstring); 0 never stops early.
+    auto_learning_rate : bool
+        Whether the method chose the learning rates (``learning_rate="auto"``):
+        halving them where they diverge is then part of finding a step that
+        works, and recoveries are logged at INFO level instead of as warnings.
+
+    Attributes
+    ----------
+    recoveries : int
+        How often the run diverged and went back to its last good embedding.
+    recovering : int
+        Recoveries since a step from the restored embedding was last accepted
+        (see the module's docstring).
+    good_iteration : int
+        The iteration the last good embedding, the one a recovery restores,
+        was reached at.
     """
 
     def __init__(self, objective, Y0, *, n_iter, optimizer, learning_rate,
                  exaggeration_learning_rate=None,
                  exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
-                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None, tol=0.0):
+                 fixed_point_momentum=0.0, cost_every=10, max_step_norm=None, tol=0.0,
+                 auto_learning_rate=False):
         super().__init__(objective, n_iter=n_iter)
         self.tol = float(tol)
+        self.auto_learning_rate = bool(auto_learning_rate)
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
         self._grad = np.empty_like(self._Yt)
         self.schedule = EarlyExaggeration(
@@ -93,16 +153,42 @@ class EmbeddingRun(ObjectiveRun):
             learning_rates=(float(learning_rate if exaggeration_learning_rate is None
                                   else exaggeration_learning_rate), float(learning_rate)))
         self.record_every = int(cost_every)
-        self._step_scale = 1.0  # halved by every recovery from divergence
+        # The gradient optimizer's steps during and after early exaggeration are
+        # halved apart: exaggeration multiplies the attraction's curvature, so a
+        # step too long there may suit the main phase (see _carry_damping_over).
+        self._step_scales = [1.0, 1.0]
         self._gradient_descent = MomentumGains(self._Yt.shape, learning_rate,
                                                max_step_norm=max_step_norm)
         self._fixed_point = FixedPoint(self._Yt.shape, momentum=fixed_point_momentum)
         self._good_Yt = self._Yt.copy()
+        self.good_iteration = 0
+        # The watched cost at the last good embedding, and the exaggeration it
+        # was taken with (a baseline of another phase is not compared).
         self._good_cost = None
+        self._good_exaggeration = None
+        self._on_probation = False  # checked every iteration since a recovery
+        self._last_check = (None, math.nan)  # (iteration, cost) of the last check
         self._centre = np.zeros((self._Yt.shape[0], 1))  # where the mean is held
         self._watch_cost_from_here()
 
     # -- state ---------------------------------------------------------------
+    def outcome(self):
+        """:meth:`ObjectiveRun.outcome`, with a run whose steps were mostly shortened
+        to ``max_step_norm`` (more than ``MOSTLY_SHORTENED`` of them) counted as
+        diverged: it wandered at that length instead of descending."""
+        outcome = super().outcome()
+        if self.shortened_share > MOSTLY_SHORTENED:
+            outcome = outcome._replace(converged=False, diverged=True)
+        return outcome
+
+    @property
+    def shortened_share(self):
+        """float: Share of the points' gradient steps so far that were longer than
+        ``max_step_norm`` and shortened to it (0 before any step): near 1, the
+        learning rate is far too large and the run only wanders at that length."""
+        descent = self._gradient_descent
+        return descent.shortened / descent.point_steps if descent.point_steps else 0.0
+
     @property
     def embedding(self):
         """A copy of the current embedding, shape (n_samples, n_components)."""
@@ -166,13 +252,13 @@ class EmbeddingRun(ObjectiveRun):
             velocity[:, indices] = 0.0
         self._gradient_descent.gains[:, indices] = 1.0
         self._good_Yt[:, indices] = self._Yt[:, indices]
+        self._good_cost = None  # pinning at given positions changes the cost by hand
         self._centre = self._Yt.mean(axis=1, keepdims=True)
         self._watch_cost_from_here()  # convergence is judged afresh from here
         self.converged = False
 
     def _moved(self, indices):
-        self._pins_changed(indices)
-        self._good_cost = None  # the cost changed by hand, not by divergence
+        self._pins_changed(indices)  # the cost changed by hand, not by divergence
 
     def _gradient(self, Yt, exaggeration, grad):
         """The gradient the optimizers follow (pinned points' columns zero)."""
@@ -187,29 +273,35 @@ class EmbeddingRun(ObjectiveRun):
 
     def _iterate(self):
         phase = self.schedule.phase(self.iteration)
-        scales = self._gradient(self._Yt, phase.exaggeration, self._grad)
-        if phase.optimizer == "fixed-point":
-            self._fixed_point.step(self._Yt, self._grad, scales, phase.exaggeration)
-        else:
-            self._gradient_descent.learning_rate = self._step_scale * phase.learning_rate
-            self._gradient_descent.step(self._Yt, self._grad, phase.momentum)
-        if not len(self._point_pins):
-            self._Yt -= self._Yt.mean(axis=1, keepdims=True) - self._centre
-        if not np.all(np.isfinite(self._Yt)):
-            self._recover("non-finite embedding")
+        with np.errstate(over="ignore", invalid="ignore"):
+            scales = self._gradient(self._Yt, phase.exaggeration, self._grad)
+            if not np.all(np.isfinite(self._grad)):
+                self._recover("non-finite gradient", self.iteration)
+                return {}
+            if phase.optimizer == "fixed-point":
+                self._fixed_point.step(self._Yt, self._grad, scales, phase.exaggeration)
+            else:
+                self._gradient_descent.learning_rate = \
+                    self._step_scales[self._in_main_phase(self.iteration)] * phase.learning_rate
+                self._gradient_descent.step(self._Yt, self._grad, phase.momentum)
+            if not len(self._point_pins):
+                self._Yt -= self._Yt.mean(axis=1, keepdims=True) - self._centre
+            if not np.all(np.isfinite(self._Yt)):
+                self._recover("non-finite embedding", self.iteration)
         return {}
 
     def _record(self, stats):
-        cost = float(self._cost(self._Yt)) if np.all(np.isfinite(self._Yt)) else math.inf
-        phase = self.schedule.phase(self.iteration)
-        watch = phase.optimizer == "fixed-point" and self._good_cost is not None
-        if not math.isfinite(cost) or (watch and cost > self._good_cost * (1 + DIVERGENCE_RISE)):
-            self._recover(f"cost {cost:.4g}, last good {self._good_cost}")
-            cost = float(self._cost(self._Yt))
+        if self._check_due():
+            cost, accepted = self._check()
+            if accepted:
+                self._on_probation = False
         else:
-            self._good_Yt[:] = self._Yt
-            self._good_cost = cost if phase.optimizer == "fixed-point" else None
-        grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
+            cost = self._costs()[0]
+            if not math.isfinite(cost):
+                cost = self._check()[0]
+        phase = self.schedule.phase(self.iteration)
+        with np.errstate(over="ignore", invalid="ignore"):
+            grad_norm = float(np.sqrt(np.sum(self._grad ** 2))) if self.iteration else math.nan
         self._append_record(cost, grad_norm=grad_norm, exaggeration=phase.exaggeration,
                             optimizer=phase.optimizer)
         if self.tol > 0 and self._settled():
@@ -221,7 +313,7 @@ class EmbeddingRun(ObjectiveRun):
         """Whether the cost changed by at most ``tol`` of itself per iteration over
         each of the last ``CONVERGED_WINDOWS`` intervals between records since the
         current objective took over (after early exaggeration)."""
-        if self._start_cost is None or not math.isfinite(self._start_cost):
+        if self.recovering or self._start_cost is None or not math.isfinite(self._start_cost):
             return False
         records = []  # the last records, one per iteration, newest first
         for record in reversed(self.history):
@@ -247,19 +339,120 @@ class EmbeddingRun(ObjectiveRun):
         if self.iteration < self.schedule.iterations:
             self._start_cost = math.nan
 
-    def _after_iteration(self):
-        if self.iteration == self.schedule.iterations:
-            self._start_cost = None  # a non-finite embedding: the next record starts
-            if np.all(np.isfinite(self._Yt)):
-                self._start_from(self._cost(self._Yt))
+    def _check_due(self):
+        """Whether a record at this iteration checks for divergence: the first one,
+        and those every ``record_every`` iterations and at the end of the default
+        schedule (not those where a ``step`` call happens to end)."""
+        return (not self.history or self.iteration % self.record_every == 0
+                or self.iteration == self.n_iter)
 
-    def _recover(self, reason):
-        """Go back to the last good embedding and take smaller steps from there."""
+    def _after_iteration(self):
+        checked = self._last_check[0] == self.iteration
+        if self.iteration == self.schedule.iterations:
+            # Judge the last exaggerated steps and watch the plain cost from here
+            # (a check at this iteration has done both).
+            cost = self._last_check[1] if checked else self._check()[0]
+            self._carry_damping_over()
+            self._start_cost = None  # a non-finite embedding: the next record starts
+            if math.isfinite(cost):
+                self._start_from(cost)
+        elif self._on_probation and not checked:
+            self._check(accept=False)
+
+    def _costs(self, *exaggerations):
+        """The plain cost at the current embedding and the cost the steps descend
+        under each of ``exaggerations`` (None where the objective does not split
+        its cost, see :meth:`~nbembed.objectives.base.Objective.value_terms`);
+        all inf where the embedding is not finite."""
+        if not np.all(np.isfinite(self._Yt)):
+            return (math.inf,) * (1 + len(exaggerations))
+        self.objective.iteration = self.iteration
+        terms = None
+        if any(e != 1.0 for e in exaggerations):
+            terms = self.objective.value_terms(self._Yt)
+        if terms is None:
+            cost = float(self.objective.value(self._Yt))
+            return (cost,) + tuple(cost if e == 1.0 else None for e in exaggerations)
+        attraction, rest = float(terms[0]), float(terms[1])
+        return (attraction + rest,) + tuple(e * attraction + rest for e in exaggerations)
+
+    def _check(self, accept=True):
+        """Judge the current embedding; return its (plain) cost and whether it
+        passed.
+
+        The steps since the last good embedding descended the cost under the
+        exaggeration of the last iteration; a non-finite cost, or one that rose
+        by more than ``DIVERGENCE_RISE`` (``EXAGGERATED_RISE``) of that cost at the last good
+        embedding, is divergence and the run recovers. Otherwise, with
+        ``accept``, the embedding becomes the last good one. After a recovery
+        or an accepted embedding, the cost the next steps descend there is the
+        baseline the next check compares with. Checks between records after a
+        recovery do not ``accept``: a cost creeping up by less than the
+        threshold per iteration is still caught against the last good one.
+        """
+        cost, passed = self._judge(accept)
+        self._last_check = (self.iteration, cost)
+        return cost, passed
+
+    def _judge(self, accept):
+        """:meth:`_check` but for remembering where it happened."""
+        last = max(self.iteration - 1, 0)
+        done = self.schedule.phase(last).exaggeration
+        upcoming = self.schedule.phase(self.iteration).exaggeration
+        with np.errstate(over="ignore", invalid="ignore"):
+            cost, watched, next_baseline = self._costs(done, upcoming)
+            baseline = self._good_cost if self._good_exaggeration == done else None
+            rise = EXAGGERATED_RISE if done != 1.0 else DIVERGENCE_RISE
+            if not math.isfinite(cost) or (watched is not None and not math.isfinite(watched)):
+                self._recover(f"cost {cost:.4g}", last)
+            elif (watched is not None and baseline is not None
+                  and watched - baseline > rise * abs(baseline)):
+                what = "cost" if done == 1.0 else "exaggerated cost"
+                self._recover(f"{what} {watched:.4g}, last good {baseline:.4g}", last)
+            else:
+                if not accept:
+                    return cost, True
+                if not np.array_equal(self._Yt, self._good_Yt):
+                    self._good_Yt[:] = self._Yt
+                    self.good_iteration = self.iteration
+                    self.recovering = 0
+                self._good_cost, self._good_exaggeration = next_baseline, upcoming
+                return cost, True
+            cost, self._good_cost = self._costs(upcoming)
+        self._good_exaggeration = upcoming
+        return cost, False
+
+    def _carry_damping_over(self):
+        """At the end of early exaggeration, cap the main phase's step by the one that
+        worked during it: the attraction's curvature is ``factor`` times smaller
+        now, so the main phase may take ``factor`` times the step (of its own
+        learning rate) that early exaggeration was damped to, not more."""
+        during, after = self.schedule.learning_rates
+        if self._step_scales[0] < 1.0:
+            cap = self.schedule.factor * self._step_scales[0] * during / after
+            self._step_scales[1] = min(self._step_scales[1], cap)
+
+    def _in_main_phase(self, iteration):
+        """0 during early exaggeration, 1 after it."""
+        return int(iteration >= self.schedule.iterations)
+
+    def _recover(self, reason, iteration):
+        """Go back to the last good embedding and halve, from there on, the step of
+        the optimizer whose step at ``iteration`` diverged (the fixed-point
+        relaxation, or the gradient step of that phase)."""
         self.recoveries += 1
-        logger.warning("%s diverged at iteration %d (%s); restored the last good embedding "
-                       "and halved the step.", self.name, self.iteration, reason)
+        self.recovering += 1
+        self._on_probation = True
+        loud = not self.auto_learning_rate and self.recoveries <= LOGGED_RECOVERIES
+        logger.log(logging.WARNING if loud else logging.INFO,
+                   "%s diverged at iteration %d (%s); restored the embedding of iteration %d "
+                   "and halved the step.%s", self.name, self.iteration, reason,
+                   self.good_iteration, " Further recoveries are logged at INFO level."
+                   if loud and self.recoveries == LOGGED_RECOVERIES else "")
         self._Yt[:] = self._good_Yt
         self._fixed_point.reset()
-        self._fixed_point.relaxation *= 0.5
         self._gradient_descent.reset()
-        self._step_scale *= 0.5
+        if self.schedule.phase(iteration).optimizer == "fixed-point":
+            self._fixed_point.relaxation *= 0.5
+        else:
+            self._step_scales[self._in_main_phase(iteration)] *= 0.5

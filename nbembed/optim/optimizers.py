@@ -33,6 +33,8 @@ class MomentumGains:
         self.max_step_norm = max_step_norm
         self.velocity = np.zeros(shape)
         self.gains = np.ones(shape)
+        self.point_steps = 0  # points moved, summed over the steps
+        self.shortened = 0    # of those, the steps shortened to max_step_norm
 
     def reset(self):
         """Forget the velocity and the gains (after the objective changed)."""
@@ -40,10 +42,12 @@ class MomentumGains:
         self.gains[:] = 1.0
 
     def step(self, Yt, grad, momentum):
-        """Move ``Yt`` in place by one momentum step."""
-        momentum_gains_step(Yt, grad, self.velocity, self.gains, float(momentum),
-                            self.learning_rate, float(self.min_gain),
-                            0.0 if self.max_step_norm is None else float(self.max_step_norm))
+        """Move ``Yt`` in place by one momentum step (counted in ``point_steps`` and
+        ``shortened``)."""
+        self.shortened += momentum_gains_step(
+            Yt, grad, self.velocity, self.gains, float(momentum), self.learning_rate,
+            float(self.min_gain), 0.0 if self.max_step_norm is None else float(self.max_step_norm))
+        self.point_steps += Yt.shape[1]
 
 
 class FixedPoint:

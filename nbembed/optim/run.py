@@ -31,6 +31,12 @@ logger = logging.getLogger("nbembed")
 #: A cost rise by more than this fraction counts as divergence: between two
 #: checks of a fixed-point run, and from a run's start to its end.
 DIVERGENCE_RISE = 0.05
+#: Offset, as a fraction of the map's extent (at least 1), that parts points moved
+#: exactly onto one another (see ``ObjectiveRun.move``).
+COINCIDENT_OFFSET = 1e-4
+#: Recoveries in a row (without an accepted step between them) after which a run
+#: that ends so counts as diverged: the halved step failed as well.
+DIVERGED_RECOVERIES = 2
 
 #: A run is judged worse at its end only this many iterations or more after
 #: its start (after a change of objective the cost may rise briefly, as the
@@ -51,7 +57,8 @@ class RunOutcome(NamedTuple):
         The run settled at a minimum of its current objective: it stopped early
         because no step lowered the cost (or its own criterion held), or its
         cost changed by at most ``SETTLED_RTOL`` per iteration between its last
-        two records, and it did not end worse than it started (``ended_worse``).
+        two records, and it neither ended worse than it started
+        (``ended_worse``) nor ``diverged``.
     start_cost, end_cost : float
         The cost when the current objective came into use (the first record,
         or the first after a live parameter, the annotations or a schedule
@@ -59,12 +66,18 @@ class RunOutcome(NamedTuple):
         exaggeration) and the last recorded cost; NaN without records.
     iterations : int
         Iterations from the start to the end.
+    diverged : bool
+        The run ended diverged: its last recorded cost is not finite, or it
+        recovered twice or more without a step accepted since (``recovering``:
+        a halved step failed too, so it returns its last good variables). A
+        single recovery at the end only returns the last good variables.
     """
 
     converged: bool
     start_cost: float
     end_cost: float
     iterations: int = 0
+    diverged: bool = False
 
     @property
     def ended_worse(self):
@@ -90,6 +103,16 @@ class ObjectiveRun(Run):
     objective : Objective
     n_iter : int
         Length of the default schedule.
+
+    Attributes
+    ----------
+    recoveries : int
+        How often the run diverged (a non-finite value, or a rise of the cost
+        its steps descend) and went back to its last good variables.
+    recovering : int
+        Recoveries since the last accepted step, 0 when none (runs that
+        recover by damping their steps count them; see
+        :class:`~nbembed.optim.embedding_run.EmbeddingRun`).
     """
 
     def __init__(self, objective, *, n_iter):
@@ -101,6 +124,7 @@ class ObjectiveRun(Run):
         self.iteration = 0
         self.history = []
         self.recoveries = 0
+        self.recovering = 0
         self._start_cost = None
         self._start_iteration = 0
         self._started = time.perf_counter()
@@ -277,7 +301,10 @@ class ObjectiveRun(Run):
         The optimizer forgets what would carry a stale step (the momentum of
         the moved points, the L-BFGS memory), so no point jumps further than
         a normal step at the next iteration. Moved pinned points stay pinned
-        at their new positions.
+        at their new positions. Unpinned points moved exactly onto one another
+        (or onto other points) are spread by a tiny seeded offset
+        (``COINCIDENT_OFFSET`` of the map's extent): every objective's gradient
+        between coinciding points is zero, so they would otherwise never part.
 
         Parameters
         ----------
@@ -293,8 +320,28 @@ class ObjectiveRun(Run):
         ValueError, TypeError
             As :meth:`pin`; nothing changes.
         """
-        return self._place(self._point_pins, self._point_variables, indices, positions,
-                           self._moved)
+        self._place(self._point_pins, self._point_variables, indices, positions,
+                    self._moved)
+        self._separate(self._point_pins.check(indices))
+        return self
+
+    def _separate(self, moved):
+        """Offset the unpinned points of ``moved`` that coincide with another point."""
+        with _config.KERNEL_LOCK:
+            Y = self._point_variables()
+            free = moved[~np.isin(moved, self._point_pins.indices)]
+            if not free.size:
+                return
+            _, inverse, counts = np.unique(Y.T, axis=0, return_inverse=True,
+                                           return_counts=True)
+            stuck = free[counts[inverse.ravel()[free]] > 1]
+            if not stuck.size:
+                return
+            extent = float(np.ptp(Y)) if np.all(np.isfinite(Y)) else 0.0
+            offset = COINCIDENT_OFFSET * max(extent, 1.0)
+            rng = np.random.default_rng(stuck.size)
+            Y[:, stuck] += offset * rng.standard_normal((Y.shape[0], stuck.size))
+            self._moved(stuck)
 
     @property
     def _point_pins(self):
@@ -356,10 +403,11 @@ class ObjectiveRun(Run):
         """How the run has ended so far: a :class:`RunOutcome`.
 
         Fitted estimators report its ``converged`` as ``converged_`` and warn
-        when it ``ended_worse``.
+        when it ``ended_worse`` or ``diverged``.
         """
         if not self.history:
-            return RunOutcome(False, math.nan, math.nan)
+            return RunOutcome(False, math.nan, math.nan,
+                              diverged=self.recovering >= DIVERGED_RECOVERIES)
         end = float(self.history[-1]["cost"])
         start = math.nan if self._start_cost is None else self._start_cost
         settled = self.converged
@@ -368,8 +416,11 @@ class ObjectiveRun(Run):
             before = float(earlier[-1]["cost"])
             iterations = self.history[-1]["iteration"] - earlier[-1]["iteration"]
             settled = abs(end - before) <= SETTLED_RTOL * iterations * max(abs(end), 1e-300)
-        outcome = RunOutcome(False, start, end, self.iteration - self._start_iteration)
-        return outcome._replace(converged=bool(settled) and not outcome.ended_worse)
+        diverged = self.recovering >= DIVERGED_RECOVERIES or not math.isfinite(end)
+        outcome = RunOutcome(False, start, end, self.iteration - self._start_iteration,
+                             diverged)
+        return outcome._replace(
+            converged=bool(settled) and not outcome.ended_worse and not diverged)
 
     # -- internals -----------------------------------------------------------
     def _objective_changed(self):
@@ -494,6 +545,7 @@ class LineSearchRun(ObjectiveRun):
         if not np.all(np.isfinite(self._x)):  # cannot happen by design; never show it
             logger.warning("%s: non-finite variables at iteration %d; kept the last good ones.",
                            self.name, self.iteration)
+            self.recoveries += 1
             self._x[:] = before
             self._descent.reset()
         return dict(evaluations=result.evaluations, step_length=result.step_length)

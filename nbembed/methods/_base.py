@@ -121,8 +121,9 @@ class EmbeddingEstimator(Transformer):
         starts at the weighted mean of their positions and minimizes its own
         cost against the fixed ``embedding_`` with the method's output kernel.
         New points do not interact: each lands where it would alone. A training
-        point lands near, not exactly at, its fitted position. See
-        docs/arrange.md ("New points").
+        point lands near, not exactly at, its fitted position. A new point stays
+        inside the map's bounding box enlarged on every side by half its
+        largest extent (``MAP_MARGIN``). See docs/arrange.md ("New points").
 
         Parameters
         ----------
@@ -150,8 +151,15 @@ class EmbeddingEstimator(Transformer):
             Before ``fit``.
         ValueError
             For a wrong number of features, NaN or infinity, a fit on
-            precomputed affinities, or a perplexity that is not in
-            [1, number of training points).
+            precomputed affinities, negative precomputed dissimilarities, or a
+            perplexity that is not in [1, number of training points).
+
+        Warns
+        -----
+        UserWarning
+            For new points far outside the training data (their nearest training
+            point farther than any training point's 15th nearest neighbour),
+            with their number.
         """
         check_is_fitted(self, "embedding_")
         new_points = getattr(self, "_new_points", None)

@@ -424,24 +424,21 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
 
     def undo(self):
         """Undo the last annotation action; return its description (None if none)."""
-        with self._ann_lock:
-            description = self._log.undo()
-        if description is None:
-            self._warn("Nothing to undo.")
-            return None
-        self._warn(f"Undone: {description}.")
-        self.update_annotations()
-        return description
+        return self._go_through_history("undo")
 
     def redo(self):
         """Make the last undone annotation action again; return its description
         (None if there is none: nothing was undone since the last change)."""
+        return self._go_through_history("redo")
+
+    def _go_through_history(self, way):
+        """``way`` ("undo" or "redo") one action of the log, with a notice."""
         with self._ann_lock:
-            description = self._log.redo()
+            description = getattr(self._log, way)()
         if description is None:
-            self._warn("Nothing to redo.")
+            self._warn(f"Nothing to {way}.")
             return None
-        self._warn(f"Redone: {description}.")
+        self._warn(f"{way.capitalize()}ne: {description}.")
         self.update_annotations()
         return description
 

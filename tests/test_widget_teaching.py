@@ -134,14 +134,15 @@ def test_a_slow_read_out_never_holds_the_worker(make_explorer, monkeypatch):
     start = ex.run.iteration
     assert wait_for(lambda: ex.run.iteration > start + 20)  # steps go on
     ex.pause()
-    ex.wait(timeout=30)
-    assert wait_for(lambda: ex.status == "paused")
+    assert wait_for(lambda: ex._worker.idle and ex.status == "paused")
     ex.resume()
     assert wait_for(lambda: ex.status == "running")
     ex.pause()
-    ex.wait(timeout=30)
+    assert wait_for(lambda: ex._worker.idle)
+    assert ex.wait(timeout=0.5) is ex  # wait returns, read-outs still computing
     release.set()
-    assert wait_for(lambda: ex.quality.get("iteration") == ex.run.iteration)
+    ex.wait(timeout=30)
+    assert ex.quality.get("iteration") == ex.run.iteration
 
 
 def test_step_calls_are_sized_to_the_frame_rate(make_explorer):

@@ -330,7 +330,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
 
     def wait(self, iteration=None, timeout=120.0):
         """Block until the run reaches ``iteration``, or (without it) until the
-        worker is idle (paused or done).
+        worker is idle (paused or done) and the read-outs it queued going idle
+        are computed (``quality`` then shows the run's iteration).
 
         Raises
         ------
@@ -349,9 +350,11 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
                     return self
                 if run is not None and run.done and self.status == "done":
                     return self
-            elif self._worker.idle:
+            elif self._worker.idle and not self._readouts_pending():
                 return self
             time.sleep(0.02)
+        if iteration is None and self._worker.idle:
+            return self  # only read-outs still computing: they never make wait fail
         raise TimeoutError(f"the Explorer did not get there within {timeout} s (status "
                            f"{self.status!r}, iteration {self.iteration}).")
 

@@ -110,6 +110,11 @@ class Teaching(traitlets.HasTraits):
         readouts.post(monitor, run, run.embedding, iteration, self._labels,
                       last_cost(run.history), state)
 
+    def _readouts_pending(self):
+        """Whether read-outs are being computed or wait to be."""
+        readouts = self.__dict__.get("_readouts")
+        return readouts is not None and readouts.busy
+
     def _publish_quality(self, monitor, run, embedding, iteration, labels, cost, state):
         if run is not self.__dict__.get("_scored_run"):  # a restart: a new history
             monitor.reset()

@@ -302,7 +302,7 @@ class ObjectiveRun(Run):
         the moved points, the L-BFGS memory), so no point jumps further than
         a normal step at the next iteration. Moved pinned points stay pinned
         at their new positions. Unpinned points moved exactly onto one another
-        (or onto other points) are spread by a tiny seeded offset
+        are spread by a tiny seeded offset
         (``COINCIDENT_OFFSET`` of the map's extent): every objective's gradient
         between coinciding points is zero, so they would otherwise never part.
 
@@ -326,15 +326,17 @@ class ObjectiveRun(Run):
         return self
 
     def _separate(self, moved):
-        """Offset the unpinned points of ``moved`` that coincide with another point."""
+        """Offset the unpinned points of ``moved`` that coincide with another moved point."""
         with _config.KERNEL_LOCK:
             Y = self._point_variables()
             free = moved[~np.isin(moved, self._point_pins.indices)]
             if not free.size:
                 return
-            _, inverse, counts = np.unique(Y.T, axis=0, return_inverse=True,
+            # Only among the moved points: O(m log m), not a pass over the whole map.
+            _, inverse, counts = np.unique(Y[:, moved].T, axis=0, return_inverse=True,
                                            return_counts=True)
-            stuck = free[counts[inverse.ravel()[free]] > 1]
+            stuck = moved[counts[inverse.ravel()] > 1]
+            stuck = stuck[np.isin(stuck, free)]
             if not stuck.size:
                 return
             extent = float(np.ptp(Y)) if np.all(np.isfinite(Y)) else 0.0

@@ -60,7 +60,7 @@ class _UndoHistory:
         """int: Steps recorded or redone minus steps undone since the annotations were made.
 
         ``len(annotations)`` is the same less the steps forgotten at the start of
-        a long history (see :data:`MAX_UNDO_STEPS`).
+        a long history (see ``nbembed.annotations.history.MAX_UNDO_STEPS``).
         """
         return self._forgotten + len(self._history)
 

@@ -196,3 +196,28 @@ def test_undo_then_redo_gives_the_same_annotations(operations, back):
     for _ in undone:
         assert ann.redo() is not None
     assert ann.to_json() == text and len(ann) == steps
+
+
+STEPS = st.one_of(ADDITIONS, st.tuples(st.just("undo")), st.tuples(st.just("redo")),
+                  st.tuples(st.just("clear")))
+
+
+@given(operations=st.lists(STEPS, max_size=14), probes=st.lists(ADDITIONS, max_size=4))
+def test_what_is_held_is_judged_the_same_after_undo_redo_and_clear(operations, probes):
+    # The index of what is held is extended as constraints are added; a copy
+    # builds its own from scratch, so both must find the same new parts.
+    ann = Annotations(N, n_classes=4)
+    # Probing with the additions made so far catches an index that still holds
+    # a constraint that was undone or cleared.
+    probes = probes + [op for op in operations if op[0] in ("add_must_link", "add_cannot_link",
+                                                            "add_must_link_pairs",
+                                                            "add_cannot_link_pairs")]
+    for operation in operations:
+        _apply(ann, operation)
+        fresh = ann.copy()
+        for probe in probes:
+            a, b = ann.copy(), fresh.copy()
+            a._membership, b._membership = ann._membership_index(), fresh._membership_index()
+            _apply(a, probe)
+            _apply(b, probe)
+            assert a.to_json() == b.to_json(), f"after {operations}, {probe} differs"

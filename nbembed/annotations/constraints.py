@@ -73,20 +73,34 @@ class _Constraints:
 
     def _new_part(self, list_name, item):
         """The part of ``item`` (for the list ``list_name``) that is not held yet, or None."""
-        n = self._n
+        index = self._membership_index()
+        groups = self._must_link_groups
         if list_name == "_must_link_groups":
-            present = redundancy.group_is_present(item, self._must_link_groups, n)
-            return None if present else item
-        if list_name == "_cannot_link_groups":
-            present = redundancy.cannot_link_is_present(*item, self._cannot_link_groups)
-            return None if present else item
+            return None if index.holds("groups", groups, item).any() else item
         if list_name == "_must_link_pairs":
             new = redundancy.new_must_link_pairs(item, self._must_link_pairs,
-                                                 self._must_link_groups, n)
-        else:
-            new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
-                                                   self._cannot_link_groups, n)
+                                                 index.matrix("groups", groups), self._n)
+            return frozen(new) if len(new) else None
+        sides = {"a": [a for a, _ in self._cannot_link_groups],
+                 "b": [b for _, b in self._cannot_link_groups]}
+        if list_name == "_cannot_link_groups":
+            present = redundancy.cannot_link_is_present(
+                *item, lambda s: index.holds("cannot-link a", sides["a"], s),
+                lambda s: index.holds("cannot-link b", sides["b"], s))
+            return None if present else item
+        new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
+                                               index.matrix("cannot-link a", sides["a"]),
+                                               index.matrix("cannot-link b", sides["b"]),
+                                               self._n)
         return frozen(new) if len(new) else None
+
+    def _membership_index(self):
+        """The :class:`~nbembed.annotations.redundancy.MembershipIndex` of these
+        annotations, made on first use (:meth:`copy` gives the copy its own)."""
+        index = self.__dict__.get("_membership")
+        if index is None:
+            index = self._membership = redundancy.MembershipIndex(self._n)
+        return index
 
     def add_must_link(self, indices):
         """Link every pair of points in a selection, stored as one group.

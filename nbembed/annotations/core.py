@@ -454,6 +454,7 @@ class Annotations(_Constraints, _UndoHistory):
         """
         new = object.__new__(Annotations)
         new.__dict__.update(self.__dict__)
+        new.__dict__.pop("_membership", None)  # each object extends its own index
         new._class_names = list(self._class_names)
         new._soft = self._soft.copy()
         new._conf = self._conf.copy()

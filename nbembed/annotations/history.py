@@ -67,6 +67,7 @@ class _UndoHistory:
     def _forget_history(self):
         """Start with an empty history (a new object, one read from a file)."""
         self._history = []
+        self._history_bytes = 0  # what the steps of the history save, kept as they change
         self._undone = []  # the steps that redo the calls undone, last undone last
         self._forgotten = 0
         self._revision = 0
@@ -79,11 +80,11 @@ class _UndoHistory:
 
     def _push(self, step):
         self._history.append(step)
+        self._history_bytes += _step_bytes(step)
         self._revision += 1
-        size = sum(_step_bytes(s) for s in self._history)
         while len(self._history) > 1 and (len(self._history) > MAX_UNDO_STEPS
-                                          or size > MAX_UNDO_BYTES):
-            size -= _step_bytes(self._history.pop(0))
+                                          or self._history_bytes > MAX_UNDO_BYTES):
+            self._history_bytes -= _step_bytes(self._history.pop(0))
             self._forgotten += 1
 
     def _step(self, description, rows=None, appended_to=None, constraints=None):
@@ -131,6 +132,7 @@ class _UndoHistory:
         if not self._history:
             return None
         step = self._history.pop()
+        self._history_bytes -= _step_bytes(step)
         self._revision += 1
         self._undone.append(self._revert(step))
         return step.description

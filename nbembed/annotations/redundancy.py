@@ -20,18 +20,67 @@ Groups and selections are sorted arrays of distinct points; pairs are rows
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
 
-def membership(groups, n_samples):
-    """The points x groups incidence matrix of ``groups``, as CSR of int8 (or None)."""
-    if not groups:
-        return None
-    points = np.concatenate(groups)
-    owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    return sp.csr_matrix((np.ones(len(points), dtype=np.int8), (points, owner)),
-                         shape=(n_samples, len(groups)))
+class _Entry(NamedTuple):
+    """What :class:`MembershipIndex` keeps of one list."""
+
+    items: tuple  # the groups read, kept alive so that their ids stay theirs
+    ids: tuple  # id() of each
+    points: np.ndarray  # the points of all groups, end to end
+    owners: np.ndarray  # the group of each of them
+    matrix: object  # the points x groups CSR matrix, made on first request
+
+
+class MembershipIndex:
+    """Which points each constraint list's groups hold, extended as the lists grow.
+
+    Looking through every group for each new constraint would make adding ``G``
+    constraints (reading a file, merging one) cost ``G**2`` in slow steps. For
+    each list this keeps the groups' points laid end to end with the group
+    each belongs to, with the items they were read from; when the list is those
+    items with more appended, only the new items are added, and when it is
+    anything else (an undo, a redo or a merge put back an older list) it is
+    read anew. Items are immutable arrays, so the same objects mean the same
+    groups.
+    """
+
+    def __init__(self, n_samples):
+        self._n = n_samples
+        self._built = {}  # name -> _Entry
+
+    def _entry(self, name, groups):
+        ids = tuple(map(id, groups))  # the items kept alive in an entry keep their ids
+        entry = self._built.get(name)
+        if entry is None or ids[:len(entry.ids)] != entry.ids:
+            entry = _Entry((), (), np.empty(0, np.int64), np.empty(0, np.int64), None)
+        if len(entry.ids) < len(ids):
+            new = groups[len(entry.ids):]
+            owners = np.repeat(np.arange(len(entry.ids), len(ids)), [len(g) for g in new])
+            entry = _Entry(tuple(groups), ids, np.concatenate([entry.points, *new]),
+                           np.concatenate([entry.owners, owners]), None)
+        self._built[name] = entry
+        return entry
+
+    def holds(self, name, groups, selection):
+        """For each of ``groups`` (kept as ``name``), whether it holds all of ``selection``."""
+        entry = self._entry(name, groups)
+        inside = np.isin(entry.points, selection, kind="table")
+        return np.bincount(entry.owners[inside], minlength=len(groups)) == len(selection)
+
+    def matrix(self, name, groups):
+        """The points x groups incidence matrix of ``groups`` (kept as ``name``), CSR of
+        int8, or None without groups."""
+        entry = self._entry(name, groups)
+        if entry.matrix is None and len(groups):
+            matrix = sp.csr_matrix((np.ones(len(entry.points), dtype=np.int8),
+                                    (entry.points, entry.owners)), shape=(self._n, len(groups)))
+            entry = self._built[name] = entry._replace(matrix=matrix)
+        return entry.matrix
 
 
 def _shared_group(member, i, j):
@@ -42,52 +91,40 @@ def _shared_group(member, i, j):
     return np.asarray(both.sum(axis=1)).ravel() > 0
 
 
-def _holds(container, selection):
-    """Whether the sorted set ``container`` holds every point of ``selection``."""
-    return len(container) >= len(selection) and \
-        bool(np.isin(selection, container, assume_unique=True).all())
-
-
-def group_is_present(group, groups, n_samples):
-    """Whether one of ``groups`` holds every point of ``group``."""
-    member = membership(groups, n_samples)
-    if member is None:
-        return False
-    counts = np.asarray(member[group].sum(axis=0)).ravel()
-    return bool(np.any(counts == len(group)))
-
-
 def _pair_keys(pairs, n_samples):
     return pairs[:, 0] * n_samples + pairs[:, 1]
 
 
-def new_must_link_pairs(pairs, pair_blocks, groups, n_samples):
-    """The rows of ``pairs`` that are neither among ``pair_blocks`` nor within one of ``groups``."""
-    keep = np.ones(len(pairs), dtype=bool)
-    if pair_blocks:
-        keep &= ~np.isin(_pair_keys(pairs, n_samples),
-                         _pair_keys(np.concatenate(pair_blocks), n_samples))
-    keep[keep] &= ~_shared_group(membership(groups, n_samples), pairs[keep, 0],
-                                 pairs[keep, 1])
+def _not_in_blocks(pairs, pair_blocks, n_samples):
+    """Which rows of ``pairs`` are in none of ``pair_blocks``."""
+    if not pair_blocks:
+        return np.ones(len(pairs), dtype=bool)
+    return ~np.isin(_pair_keys(pairs, n_samples),
+                    _pair_keys(np.concatenate(pair_blocks), n_samples))
+
+
+def new_must_link_pairs(pairs, pair_blocks, member, n_samples):
+    """The rows of ``pairs`` that are neither among ``pair_blocks`` nor within one group
+    of the membership matrix ``member``."""
+    keep = _not_in_blocks(pairs, pair_blocks, n_samples)
+    keep[keep] &= ~_shared_group(member, pairs[keep, 0], pairs[keep, 1])
     return pairs[keep]
 
 
-def cannot_link_is_present(a, b, group_pairs):
-    """Whether one of ``group_pairs`` separates all of ``a`` from all of ``b``."""
-    return any((_holds(A, a) and _holds(B, b)) or (_holds(B, a) and _holds(A, b))
-               for A, B in group_pairs)
+def cannot_link_is_present(a, b, holds_a, holds_b):
+    """Whether one pair of selections separates all of ``a`` from all of ``b``.
+
+    ``holds_a(s)`` and ``holds_b(s)`` tell, for each pair of selections held,
+    whether its first (second) selection holds all of ``s``.
+    """
+    return bool(np.any((holds_a(a) & holds_b(b)) | (holds_b(a) & holds_a(b))))
 
 
-def new_cannot_link_pairs(pairs, pair_blocks, group_pairs, n_samples):
-    """The rows of ``pairs`` that are neither among ``pair_blocks`` nor across one of
-    ``group_pairs``."""
-    keep = np.ones(len(pairs), dtype=bool)
-    if pair_blocks:
-        keep &= ~np.isin(_pair_keys(pairs, n_samples),
-                         _pair_keys(np.concatenate(pair_blocks), n_samples))
-    if group_pairs and keep.any():
-        side_a = membership([A for A, _ in group_pairs], n_samples)
-        side_b = membership([B for _, B in group_pairs], n_samples)
+def new_cannot_link_pairs(pairs, pair_blocks, side_a, side_b, n_samples):
+    """The rows of ``pairs`` that are neither among ``pair_blocks`` nor across one pair
+    of selections (membership matrices ``side_a`` and ``side_b``, or None)."""
+    keep = _not_in_blocks(pairs, pair_blocks, n_samples)
+    if side_a is not None and keep.any():
         i, j = pairs[keep, 0], pairs[keep, 1]
         across = (np.asarray(side_a[i].multiply(side_b[j]).sum(axis=1)).ravel()
                   + np.asarray(side_a[j].multiply(side_b[i]).sum(axis=1)).ravel()) > 0

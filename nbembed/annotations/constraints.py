@@ -76,7 +76,7 @@ class _Constraints:
         index = self._membership_index()
         groups = self._must_link_groups
         if list_name == "_must_link_groups":
-            return None if index.holds("groups", groups, item).any() else item
+            return None if index.holding("groups", groups, item) else item
         if list_name == "_must_link_pairs":
             new = redundancy.new_must_link_pairs(item, self._must_link_pairs,
                                                  index.matrix("groups", groups), self._n)
@@ -85,8 +85,8 @@ class _Constraints:
                  "b": [b for _, b in self._cannot_link_groups]}
         if list_name == "_cannot_link_groups":
             present = redundancy.cannot_link_is_present(
-                *item, lambda s: index.holds("cannot-link a", sides["a"], s),
-                lambda s: index.holds("cannot-link b", sides["b"], s))
+                *item, lambda s: index.holding("cannot-link a", sides["a"], s),
+                lambda s: index.holding("cannot-link b", sides["b"], s))
             return None if present else item
         new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
                                                index.matrix("cannot-link a", sides["a"]),

@@ -66,11 +66,13 @@ class MembershipIndex:
         self._built[name] = entry
         return entry
 
-    def holds(self, name, groups, selection):
-        """For each of ``groups`` (kept as ``name``), whether it holds all of ``selection``."""
+    def holding(self, name, groups, selection):
+        """The positions in ``groups`` (kept as ``name``) of the groups that hold every
+        point of the sorted ``selection``, as a set."""
         entry = self._entry(name, groups)
-        inside = np.isin(entry.points, selection, kind="table")
-        return np.bincount(entry.owners[inside], minlength=len(groups)) == len(selection)
+        # Only a group that holds the first point can hold them all.
+        candidates = entry.owners[entry.points == selection[0]]
+        return {int(c) for c in candidates if _holds(groups[c], selection)}
 
     def matrix(self, name, groups):
         """The points x groups incidence matrix of ``groups`` (kept as ``name``), CSR of
@@ -81,6 +83,12 @@ class MembershipIndex:
                                     (entry.points, entry.owners)), shape=(self._n, len(groups)))
             entry = self._built[name] = entry._replace(matrix=matrix)
         return entry.matrix
+
+
+def _holds(group, selection):
+    """Whether the sorted ``group`` holds every point of the sorted ``selection``."""
+    at = np.searchsorted(group, selection)
+    return bool(at[-1] < len(group) and np.array_equal(group[at], selection))
 
 
 def _shared_group(member, i, j):
@@ -111,13 +119,13 @@ def new_must_link_pairs(pairs, pair_blocks, member, n_samples):
     return pairs[keep]
 
 
-def cannot_link_is_present(a, b, holds_a, holds_b):
+def cannot_link_is_present(a, b, holding_a, holding_b):
     """Whether one pair of selections separates all of ``a`` from all of ``b``.
 
-    ``holds_a(s)`` and ``holds_b(s)`` tell, for each pair of selections held,
-    whether its first (second) selection holds all of ``s``.
+    ``holding_a(s)`` and ``holding_b(s)`` give the pairs of selections held whose
+    first (second) selection holds all of ``s``, as sets of positions.
     """
-    return bool(np.any((holds_a(a) & holds_b(b)) | (holds_b(a) & holds_a(b))))
+    return bool(holding_a(a) & holding_b(b) or holding_b(a) & holding_a(b))
 
 
 def new_cannot_link_pairs(pairs, pair_blocks, side_a, side_b, n_samples):

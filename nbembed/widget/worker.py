@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from .._memory import MemoryReleaser
 from .compiling import CompileWatch
 
 logger = logging.getLogger("nbembed")
@@ -297,7 +298,9 @@ class RunWorker:
 
     def _loop(self):
         settled = False  # the idle state has been reported since the last step
+        release_memory = MemoryReleaser()
         while True:
+            release_memory()
             with self._cond:
                 if self._stop:
                     return

@@ -100,9 +100,9 @@ def update(state):
             "buffers": buffers}
 
 
-def duplicates(ann):
-    """Constraints stored more than once in ``ann`` (there should be none)."""
-    data = json.loads(ann.to_json())
+def duplicates(annotations_json):
+    """Constraints stored more than once in annotations (there should be none)."""
+    data = json.loads(annotations_json)
     found = 0
     for key in ("must_link_groups", "cannot_link_groups"):
         items = [json.dumps(item) for item in data[key]]
@@ -132,6 +132,7 @@ class Soak:
         self.failures = []
         self.counts = {}
         self.refused_valid = 0
+        self._parsed = (None, None)  # (packed state, Annotations read from it)
 
     # -- the mirror ---------------------------------------------------------------
     @property
@@ -148,8 +149,15 @@ class Soak:
             self.states = (self.states + [(packed, pinned)])[-MIRROR_DEPTH:]
             self.undone = []
 
+    def _expected_annotations(self):
+        """The annotations the Explorer should hold now (read once per state; a copy)."""
+        packed = self.states[-1][0]
+        if self._parsed[0] is not packed:
+            self._parsed = (packed, self.Annotations.from_json(self.expected[0]))
+        return self._parsed[1].copy()
+
     def _mirror_annotations(self, operation):
-        ann = self.Annotations.from_json(self.expected[0])
+        ann = self._expected_annotations()
         operation(ann)
         return ann.to_json()
 
@@ -188,7 +196,7 @@ class Soak:
         self._send(update({"_selection": self.encode(self.selection, self.UINT32)}))
 
     def _label(self):
-        names = self.Annotations.from_json(self.expected[0]).class_names
+        names = self._expected_annotations().class_names
         selection = self.lasso()
         self.selection = selection
         if not names or (len(names) < 10 and self.rng.random() < 0.1):
@@ -295,18 +303,19 @@ class Soak:
         every pin change queued (it shows what the run holds afterwards)."""
         ex = self.ex
         text, pinned = self.expected
-        if ex.annotations.to_json() != text:
+        held = ex.annotations.to_json()
+        if held != text:
             self.failures.append(f"after {kind}: the annotations differ from the mirror "
                                  f"({ex.annotations.counts()} vs "
                                  f"{self.Annotations.from_json(text).counts()})")
-            self.states[-1] = (zlib.compress(ex.annotations.to_json().encode()), pinned)
+            self.states[-1] = (zlib.compress(held.encode()), pinned)
         if pins and not self.settled():
             self.failures.append(f"after {kind}: the worker did not take a change in 30 s")
         elif pins and tuple(ex.pinned.tolist()) != pinned:
             self.failures.append(f"after {kind}: pinned {ex.pinned.size} points, expected "
                                  f"{len(pinned)}")
             self.states[-1] = (self.states[-1][0], tuple(ex.pinned.tolist()))
-        twice = duplicates(ex.annotations)
+        twice = duplicates(held)
         if twice:
             self.failures.append(f"after {kind}: {twice} constraint(s) stored twice")
         if ex.status == "error":

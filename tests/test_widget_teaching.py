@@ -1,5 +1,7 @@
 """The Explorer's live read-outs (nbembed.widget.quality) and its Step command."""
 
+import os
+import sys
 import threading
 
 import numpy as np
@@ -143,6 +145,23 @@ def test_a_slow_read_out_never_holds_the_worker(make_explorer, monkeypatch):
     release.set()
     ex.wait(timeout=30)
     assert ex.quality.get("iteration") == ex.run.iteration
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities")
+def test_the_read_out_thread_keeps_the_process_priority():
+    # At a lower priority, on a busy machine, it would hold the interpreter lock
+    # (or an import lock) while not scheduled, and so stall every other thread.
+    from nbembed.widget.teaching import LatestOnly
+
+    seen = []
+    done = threading.Event()
+
+    def work():
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        done.set()
+    LatestOnly(work, "read-outs").post()
+    assert done.wait(30)
+    assert seen == [os.getpriority(os.PRIO_PROCESS, threading.get_native_id())]
 
 
 def test_step_calls_are_sized_to_the_frame_rate(make_explorer):

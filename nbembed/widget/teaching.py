@@ -6,9 +6,11 @@ labels, and the force arrows (:mod:`~nbembed.widget.arrows`).
 The quality read-outs (:mod:`~nbembed.widget.quality`) take about 20 ms on
 their sample. They are computed in a thread of their own from a copy of the
 embedding taken between two step calls (:class:`LatestOnly`), so neither a
-frame nor the worker ever waits for them (on Linux that thread runs at the
-lowest CPU priority, so that where cores are few it takes the time the steps
-leave over). While the run steps, an update is skipped when the last one is
+frame nor the worker ever waits for them. That thread keeps the process's
+CPU priority: a thread of lower priority that holds the interpreter lock, or
+an import lock in its first import, makes every other thread of the process
+wait while it is not scheduled, which on a busy machine is for minutes. While
+the run steps, an update is skipped when the last one is
 still being computed; when the worker goes idle (paused, done, or after
 ``step(n)``) the current iteration is queued behind the update in flight, so
 that ``quality`` soon shows the run's current iteration.
@@ -21,8 +23,6 @@ Threads: the worker thread calls ``_on_work``; the read-out thread owns the
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 
 import traitlets
@@ -138,8 +138,8 @@ class LatestOnly:
     """Calls ``work(*args)`` in a thread of its own for the latest arguments posted.
 
     Arguments posted while ``work`` runs wait for it, replacing any that were
-    waiting already; whoever posts never waits. The thread runs at the lowest
-    CPU priority and ends when nothing waits.
+    waiting already; whoever posts never waits. The thread ends when nothing
+    waits.
 
     Parameters
     ----------
@@ -171,7 +171,6 @@ class LatestOnly:
                 self._thread.start()
 
     def _loop(self):
-        lower_this_threads_priority()
         while True:
             with self._lock:
                 args, self._waiting = self._waiting, None
@@ -179,14 +178,3 @@ class LatestOnly:
                     self._thread = None
                     return
             self._work(*args)
-
-
-def lower_this_threads_priority():
-    """Give the calling thread the lowest CPU priority (Linux, where a thread id
-    names one thread to ``setpriority``; elsewhere nothing happens)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    except OSError:  # not allowed here: the thread keeps its priority
-        pass

@@ -5,10 +5,13 @@ What the harness does:
 
 * Every measurement runs in its own fresh Python process (``--worker`` mode
   of this script), so no library shares a process, a thread pool or an
-  environment variable with another. Nothing is set in the environment; each
-  library uses its own defaults (openTSNE runs on one thread unless told
-  otherwise, UMAP on all cores; with ``random_state`` UMAP runs serially, so
-  it gets none).
+  environment variable with another. Nothing is set in the environment.
+* **Every library gets all cores** (``--peer-threads all``, the default):
+  nbembed uses them by default, openTSNE and scikit-learn's TSNE get
+  ``n_jobs=-1``, UMAP ``n_jobs=-1`` without a seed (with ``random_state`` it
+  runs serially). ``--peer-threads one`` gives the single-thread view
+  instead, labelled as such: openTSNE's default ``n_jobs=1``, scikit-learn's
+  default, UMAP with a seed, and nbembed on one Numba thread.
 * **warm**: the process imports the library, fits once on the first 200 points
   (compilation, caches, thread pools), then times ``fit_transform`` on the
   whole data set: wall time, CPU time of the process (all threads) and peak
@@ -37,8 +40,11 @@ What the harness does:
   named in ``--libraries``: at dof != 1 openTSNE takes 2-3x its default's time).
 
 Data: scikit-learn's digits (1797 x 64), the shared USPS set (9298 x 256,
-``../shared/data/usps_full/data.npz``) and USPS-like sets of 20 000 and 70 000
-points (USPS plus shifted, noisy copies; ``bench_scale.usps_like``).
+``../shared/data/usps_full/data.npz``), USPS-like sets of 20 000 and 70 000
+points (USPS plus shifted, noisy copies; ``bench_scale.usps_like``), and the
+shapes of ``data_shapes`` at any size, named ``kind-n``: ``image_like-10000``
+(784-D images), ``mixture-70000`` (50-D clusters of unequal sizes and widths),
+``manifold-70000`` (a Swiss roll in 50-D).
 scikit-learn's TSNE is skipped above ``--sklearn-max-n`` points (default
 20 000: it takes tens of minutes at 70 000).
 
@@ -49,6 +55,8 @@ Usage (from the repository root; needs openTSNE and umap-learn, the "bench" extr
 
     PYTHONPATH=. python benchmarks/bench_user.py                       # everything
     PYTHONPATH=. python benchmarks/bench_user.py --data digits --repeats 3
+    PYTHONPATH=. python benchmarks/bench_user.py --data image_like-10000 mixture-70000 \
+        manifold-70000 --libraries nbembed-1 opentsne umap
 """
 
 from __future__ import annotations
@@ -71,6 +79,8 @@ LIBRARIES = ("nbembed-0.5", "nbembed-1", "nbembed-2", "opentsne", "opentsne-bh",
 DEFAULT_LIBRARIES = LIBRARIES[:7]
 REFERENCE = "opentsne"
 DATASETS = ("digits", "usps", "20000", "70000")
+#: Points in the data sets not named ``kind-n``.
+SIZES = {"digits": 1797, "usps": 9298, "20000": 20_000, "70000": 70_000}
 LABELS = {"nbembed-0.5": "nbembed HSSNE α=0.5", "nbembed-1": "nbembed HSSNE α=1",
           "nbembed-2": "nbembed HSSNE α=2", "opentsne": "openTSNE (default, FFT)",
           "opentsne-bh": "openTSNE BH", "sklearn": "scikit-learn TSNE", "umap": "UMAP",
@@ -87,6 +97,9 @@ def load_data(name):
         from sklearn.datasets import load_digits
         return load_digits(return_X_y=True)
     sys.path.insert(0, str(HERE))
+    if name not in SIZES:
+        from data_shapes import load
+        return load(name)
     from bench_scale import USPS_PATH, usps_like
     if name == "usps":
         with np.load(USPS_PATH) as data:
@@ -94,11 +107,15 @@ def load_data(name):
     return usps_like(int(name))
 
 
-def make_fit(library, seed):
-    """A function X -> embedding, the library's defaults."""
+def make_fit(library, seed, all_cores=True):
+    """A function X -> embedding, the library's defaults; peers on all cores unless
+    ``all_cores`` is False (each library's own default then)."""
     import numpy as np
     if library.startswith("nbembed-"):
         from nbembed import HSSNE
+        if not all_cores:
+            import numba
+            numba.set_num_threads(1)
         alpha = float(library.split("-", 1)[1])
         return lambda X: HSSNE(alpha=alpha, random_state=seed).fit_transform(X)
     if library.startswith("opentsne"):
@@ -107,13 +124,17 @@ def make_fit(library, seed):
         if library.startswith("opentsne-dof"):
             # openTSNE's kernel (1 + d^2 / dof)^-dof is HSSNE's with alpha = 1 / dof.
             extra = {"dof": float(library[len("opentsne-dof"):])}
+        if all_cores:
+            extra["n_jobs"] = -1
         return lambda X: np.asarray(TSNE(random_state=seed, **extra).fit(X))
     if library == "sklearn":
         from sklearn.manifold import TSNE
-        return lambda X: TSNE(random_state=seed).fit_transform(X)
+        cores = {"n_jobs": -1} if all_cores else {}
+        return lambda X: TSNE(random_state=seed, **cores).fit_transform(X)
     if library == "umap":
         from umap import UMAP
-        return lambda X: UMAP().fit_transform(X)
+        settings = {"n_jobs": -1} if all_cores else {"random_state": seed}
+        return lambda X: UMAP(**settings).fit_transform(X)
     raise ValueError(f"unknown library {library!r}")
 
 
@@ -147,11 +168,11 @@ def quality(X, y, Y):
     return float(accuracy), float(trustworthiness(X[rows], Y[rows], n_neighbors=10))
 
 
-def worker(library, data, seed, fresh):
+def worker(library, data, seed, fresh, all_cores=True):
     """Time one fit in this process and print a JSON record as the last line."""
     import resource
     start = time.perf_counter()
-    fit = make_fit(library, seed)   # imports the library
+    fit = make_fit(library, seed, all_cores)   # imports the library
     imported = time.perf_counter() - start
     X, y = load_data(data)
     if not fresh:
@@ -175,9 +196,9 @@ def worker(library, data, seed, fresh):
 
 # ------------------------------------------------------------------ in the driver
 
-def run_worker(library, data, seed, fresh, timeout):
+def run_worker(library, data, seed, fresh, timeout, peer_threads="all"):
     cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--worker", library, data,
-           str(seed)] + (["--fresh"] if fresh else [])
+           str(seed), "--peer-threads", peer_threads] + (["--fresh"] if fresh else [])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent)] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -215,7 +236,11 @@ def main(argv=None):
     parser.add_argument("--worker", nargs=3, metavar=("LIBRARY", "DATA", "SEED"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--fresh", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--data", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--data", nargs="+", default=list(DATASETS),
+                        help=f"any of {DATASETS} or kind-n, kind in data_shapes.KINDS")
+    parser.add_argument("--peer-threads", choices=("all", "one"), default="all",
+                        help="all: every library on all cores; one: the peers' "
+                             "single-thread defaults")
     parser.add_argument("--libraries", nargs="+", default=list(DEFAULT_LIBRARIES), choices=LIBRARIES)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process column")
@@ -225,10 +250,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.worker:
         library, data, seed = args.worker
-        worker(library, data, int(seed), args.fresh)
+        worker(library, data, int(seed), args.fresh, args.peer_threads == "all")
         return
 
-    sizes = {"digits": 1797, "usps": 9298, "20000": 20_000, "70000": 70_000}
+    sys.path.insert(0, str(HERE))
+    from data_shapes import KINDS
+    sizes = dict(SIZES)
+    for data in args.data:
+        kind, _, n = data.rpartition("-")
+        if data not in SIZES and (kind not in KINDS or not n.isdigit()):
+            parser.error(f"--data {data!r}: expected one of {DATASETS} or kind-n with kind "
+                         f"in {KINDS}")
+        sizes.setdefault(data, int(n) if n.isdigit() else 0)
     print(f"load average before: {os.getloadavg()}", file=sys.stderr)
     records = []
     for data in args.data:
@@ -236,15 +269,19 @@ def main(argv=None):
                      if lib != "sklearn" or sizes[data] <= args.sklearn_max_n]
         for repeat in range(args.repeats):
             for lib in libraries:
-                records.append(run_worker(lib, data, repeat, False, args.timeout))
+                records.append(run_worker(lib, data, repeat, False, args.timeout,
+                                          args.peer_threads))
                 print(f"{data} {lib} seed {repeat}: {records[-1]['wall']:.2f} s",
                       file=sys.stderr)
         if not args.no_fresh:
             for lib in libraries:
-                records.append(run_worker(lib, data, 0, True, args.timeout))
+                records.append(run_worker(lib, data, 0, True, args.timeout,
+                                          args.peer_threads))
         print(table(records, data) + "\n", flush=True)
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
-    print(f"Medians of {args.repeats} repeats; {os.cpu_count()} cores.")
+    view = ("every library on all cores" if args.peer_threads == "all" else
+            "the single-thread view: the peers' defaults, nbembed on one thread")
+    print(f"Medians of {args.repeats} repeats; {os.cpu_count()} cores; {view}.")
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nbembed._kernels.fastexp import exp_nonpositive, log_positive
+from nbembed._kernels.fastexp import exp_nonpositive, log_positive, unit_power32
 
 
 @njit
@@ -39,3 +39,27 @@ def test_log_matches_numpy(rng):
 def test_log_below_the_smallest_normal_is_clamped():
     tiny = np.finfo(np.float64).tiny
     assert log_positive(tiny / 8) == pytest.approx(np.log(tiny), rel=1e-15)
+
+
+@njit
+def _apply_unit_power32(s, p):
+    out = np.empty_like(s)
+    for i in range(s.size):
+        out[i] = unit_power32(s[i], p)
+    return out
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.3, 0.8, 1.5, 2.2, 5.0])
+def test_single_precision_power_matches_numpy(rng, alpha):
+    s = np.concatenate([rng.uniform(0, 1, 20000), 10.0 ** rng.uniform(-37, 0, 20000),
+                        1.0 - rng.uniform(0, 1e-5, 2000), [1.0, 0.5, np.sqrt(0.5)]])
+    s = s[s >= np.finfo(np.float32).tiny].astype(np.float32)
+    p = np.float32(1.0 / alpha)
+    ours = _apply_unit_power32(s, p).astype(np.float64)
+    t = float(p) * np.log2(s.astype(np.float64))
+    expected = np.exp2(np.maximum(t, -126.0))
+    # Relative error of 2^t is the absolute error of t = p log2(s): float32 rounding
+    # of t (|t| ulps of 1) and of log2(s) (an ulp or so, times p), a few ulps besides.
+    bound = 1e-7 * (4.0 + np.abs(t) + float(p))
+    assert np.all(np.abs(ours - expected) <= bound * expected)
+    assert unit_power32(np.float32(1.0), p) == 1.0

@@ -330,6 +330,8 @@ def main(argv=None):
     parser.add_argument("--warm-up", type=float, default=120.0,
                         help="seconds before the memory baseline is taken")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--report-every", type=float, default=300.0,
+                        help="seconds between progress lines (memory, rate, annotations)")
     args = parser.parse_args(argv)
 
     from nbembed import HSSNE
@@ -345,6 +347,7 @@ def main(argv=None):
     soak = Soak(ex, comm, np.random.default_rng(args.seed))
     start = time.monotonic()
     baseline, samples, actions, next_sample = None, [], 0, start
+    next_report = start + args.report_every
     try:
         while (now := time.monotonic()) - start < args.seconds:
             soak.act()
@@ -354,6 +357,10 @@ def main(argv=None):
                 next_sample += 10.0
                 if baseline is None and now - start >= args.warm_up:
                     baseline = samples[-1][1]
+            if now >= next_report:
+                next_report += args.report_every
+                print(f"{now - start:6.0f} s: {actions} actions, RSS {rss_mib():.0f} MiB, "
+                      f"annotations {ex.annotations.counts()}", flush=True)
             time.sleep(max(0.0, start + actions / args.rate - time.monotonic()))
         elapsed = time.monotonic() - start
         final = rss_mib()

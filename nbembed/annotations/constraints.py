@@ -8,6 +8,7 @@ request (:meth:`~nbembed.Annotations.must_link_pairs`,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,16 +82,16 @@ class _Constraints:
             new = redundancy.new_must_link_pairs(item, self._must_link_pairs,
                                                  index.matrix("groups", groups), self._n)
             return frozen(new) if len(new) else None
-        sides = {"a": [a for a, _ in self._cannot_link_groups],
-                 "b": [b for _, b in self._cannot_link_groups]}
+        a_sides = [a for a, _ in self._cannot_link_groups]
+        b_sides = [b for _, b in self._cannot_link_groups]
         if list_name == "_cannot_link_groups":
             present = redundancy.cannot_link_is_present(
-                *item, lambda s: index.holding("cannot-link a", sides["a"], s),
-                lambda s: index.holding("cannot-link b", sides["b"], s))
+                *item, functools.partial(index.holding, "cannot-link a", a_sides),
+                functools.partial(index.holding, "cannot-link b", b_sides))
             return None if present else item
         new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
-                                               index.matrix("cannot-link a", sides["a"]),
-                                               index.matrix("cannot-link b", sides["b"]),
+                                               index.matrix("cannot-link a", a_sides),
+                                               index.matrix("cannot-link b", b_sides),
                                                self._n)
         return frozen(new) if len(new) else None
 

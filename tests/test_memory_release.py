@@ -1,5 +1,7 @@
 """The Explorer's worker gives freed memory back to the system now and then."""
 
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -48,3 +50,58 @@ def test_a_release_on_linux_returns_freed_heap_memory():
     assert releaser()
     assert rss_pages() < held - 50 * 2**20 // 4096  # over 50 MB back
     del last
+
+
+_LARGE_BLOCKS = """
+import numpy as np
+from nbembed import _memory
+
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+if CONFIGURE:
+    _memory.configure_allocator()
+first = np.ones(2 * 2**20)          # 16 MiB, its own mapping ...
+del first                           # ... whose release raises glibc's threshold
+before = rss_mib()
+blocks = [np.ones(2**20) for _ in range(8)]   # 8 MiB each
+kept = np.ones(25_000)              # a 200 kB block after them, in use
+del blocks
+print(rss_mib() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+@pytest.mark.parametrize("configure", [False, True])
+def test_a_configured_allocator_returns_freed_large_blocks_at_once(configure):
+    if _memory._glibc("mallopt") is None:
+        pytest.skip("this C library has no mallopt")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    done = subprocess.run([sys.executable, "-c", _LARGE_BLOCKS.replace("CONFIGURE", str(configure))],
+                          env=env, check=True, capture_output=True, text=True, timeout=120)
+    kept_mib = float(done.stdout)
+    if configure:
+        assert kept_mib < 8, f"{kept_mib:.0f} MiB of freed large blocks still resident"
+    else:
+        # glibc's own behaviour, which the setting is there to change.
+        assert kept_mib > 32
+
+
+def test_configuring_keeps_the_users_own_settings(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_memory, "_configured", False)
+    monkeypatch.setattr(_memory, "_glibc", lambda name: _FakeMallopt(calls))
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert _memory.configure_allocator()
+    assert calls == [(_memory._M_MMAP_THRESHOLD, _memory.MMAP_THRESHOLD_BYTES)]
+    assert not _memory.configure_allocator()  # once per process
+
+
+class _FakeMallopt:
+    def __init__(self, calls):
+        self.calls = calls
+
+    def __call__(self, param, value):
+        self.calls.append((param, value))
+        return 1

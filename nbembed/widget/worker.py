@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from .._memory import MemoryReleaser
+from .._memory import MemoryReleaser, configure_allocator
 from .compiling import CompileWatch
 
 logger = logging.getLogger("nbembed")
@@ -187,6 +187,8 @@ class RunWorker:
         with self._cond:
             self._stop = False
             self._paused = paused
+        # Before the thread exists: the cap on heaps holds for threads made later.
+        configure_allocator()
         self._thread = threading.Thread(target=self._loop, name="nbembed-explorer", daemon=True)
         self._thread.start()
 

@@ -31,18 +31,22 @@ from numba.core.extending import intrinsic, overload
 from .._config import JIT
 
 
-@intrinsic
-def _bits_as_float(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-    return types.float64(types.int64), codegen
+def _bitcast(source, target):
+    """An intrinsic that reads the bits of a ``source`` value as a ``target`` value."""
+
+    @intrinsic
+    def cast(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(source), codegen
+
+    return cast
 
 
-@intrinsic
-def _float_as_bits(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-    return types.int64(types.float64), codegen
+_bits_as_float = _bitcast(types.int64, types.float64)
+_float_as_bits = _bitcast(types.float64, types.int64)
+_bits_as_float32 = _bitcast(types.int32, types.float32)
+_float32_as_bits = _bitcast(types.float32, types.int32)
 
 
 _LOG2E = 1.4426950408889634
@@ -104,20 +108,6 @@ def log_positive(x):
     p = p * z2 + 1.0 / 5.0
     p = p * z2 + 1.0 / 3.0
     return e * _LN2_HI + (e * _LN2_LO + 2.0 * z * (p * z2 + 1.0))
-
-
-@intrinsic
-def _bits_as_float32(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _float32_as_bits(typingctx, x):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-    return types.int32(types.float32), codegen
 
 
 _F = np.float32

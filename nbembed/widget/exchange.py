@@ -38,21 +38,26 @@ class AnnotationExchange(traitlets.HasTraits):
         :meth:`import_annotations` reads it back; so does
         :meth:`~nbembed.Annotations.from_json` (without the pins).
         """
+        return self._exported()[0]
+
+    def _exported(self):
+        """(:meth:`annotations_json`, a description of the annotations in it, the number
+        of pinned points in it), from one reading of the annotations."""
         with self._ann_lock:
             text = self.annotations.to_json()
+            held = describe(self.annotations)
         pins = self._pins_for_export()
         if pins is None:
-            return text
-        return json.dumps({**json.loads(text), "pinned": pins}, allow_nan=False)
+            return text, held, 0
+        text = json.dumps({**json.loads(text), "pinned": pins}, allow_nan=False)
+        return text, held, len(pins["indices"])
 
     def send_annotations(self):
         """Send :meth:`annotations_json` to the browser, which downloads it as a file."""
-        text = self.annotations_json()
+        text, held, pinned = self._exported()
         self.send({"type": "annotations_json", "text": text, "filename": EXPORT_FILENAME})
-        pinned = len(json.loads(text).get("pinned", {}).get("indices", []))
         more = f" and {pinned} pinned point(s)" if pinned else ""
-        self._warn(f"Exported {describe(Annotations.from_json(text))}{more} to "
-                   f"{EXPORT_FILENAME}.")
+        self._warn(f"Exported {held}{more} to {EXPORT_FILENAME}.")
 
     def import_annotations(self, text):
         """Add the annotations in ``text`` (from :meth:`annotations_json` or

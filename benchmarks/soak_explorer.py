@@ -136,7 +136,7 @@ class Soak:
         self.failures = []
         self.counts = {}
         self.refused_valid = 0
-        self._parsed = (None, None)  # (packed state, Annotations read from it)
+        self._mirror, self._mirror_json = None, None  # the live mirror and its JSON
 
     # -- the mirror ---------------------------------------------------------------
     @property
@@ -154,16 +154,20 @@ class Soak:
             self.undone = []
 
     def _expected_annotations(self):
-        """The annotations the Explorer should hold now (read once per state; a copy)."""
-        packed = self.states[-1][0]
-        if self._parsed[0] is not packed:
-            self._parsed = (packed, self.Annotations.from_json(self.expected[0]))
-        return self._parsed[1].copy()
+        """The annotations the Explorer should hold now: the mirror's live object,
+        read again from the state only when it holds another (after an undo, a redo
+        or a correction)."""
+        expected = self.expected[0]
+        if self._mirror_json != expected:
+            self._mirror, self._mirror_json = self.Annotations.from_json(expected), expected
+        return self._mirror
 
     def _mirror_annotations(self, operation):
+        """Apply ``operation`` to the mirror; the JSON of its annotations afterwards."""
         ann = self._expected_annotations()
         operation(ann)
-        return ann.to_json()
+        self._mirror_json = ann.to_json()
+        return self._mirror_json
 
     # -- actions --------------------------------------------------------------------
     def lasso(self):

@@ -65,9 +65,11 @@ if CONFIGURE:
 first = np.ones(2 * 2**20)          # 16 MiB, its own mapping ...
 del first                           # ... whose release raises glibc's threshold
 before = rss_mib()
-blocks = [np.ones(2**20) for _ in range(8)]   # 8 MiB each
-kept = np.ones(25_000)              # a 200 kB block after them, in use
-del blocks
+blocks, kept = [], []
+for _ in range(8):
+    blocks.append(np.ones(2**20))   # 8 MiB ...
+    kept.append(np.ones(25_000))    # ... and a 200 kB block after it, in use
+del blocks                          # holes between blocks in use: no heap shrinks
 print(rss_mib() - before)
 """
 

@@ -355,7 +355,7 @@ def main(argv=None):
     ex.wait(iteration=5, timeout=600)
     soak = Soak(ex, comm, np.random.default_rng(args.seed))
     start = time.monotonic()
-    baseline, samples, actions, next_sample = None, [], 0, start
+    samples, actions, next_sample = [], 0, start
     warmed_up = None  # index of the first sample after the warm-up
     next_report = start + args.report_every
     try:

@@ -18,7 +18,8 @@ heavy-tailed kernels. In double precision it is exp(p log s) by the two above;
 in single precision :func:`unit_power32` takes the same two steps in base 2
 with float32 arithmetic and int32 bits, shorter series for float32's accuracy
 (log2 to z^9, 2^f to f^7), so that the loops vectorize eight lanes wide
-instead of four: 4x faster than the double-precision chain.
+instead of four: in the HSSNE pair loops 3.3x faster than the double-precision
+chain.
 """
 
 import math
@@ -130,7 +131,7 @@ _EXP2 = tuple(_F(math.log(2.0) ** k / math.factorial(k)) for k in range(1, 8))
 
 @njit(**JIT)
 def unit_power32(s, p):
-    """s^p for float32 0 < s <= 1 and p > 0 (relative error about 1e-7 * (1 + p)).
+    """s^p for float32 0 < s <= 1 and p > 0 (relative error about 1e-7 * (|p log2 s| + p)).
 
     Results below 2^-126 come back as 2^-126 times at most 1, and s = 1 gives
     exactly 1 (the kernels subtract the self-pair's H = 1).

@@ -24,6 +24,7 @@ known to belong together, u_ij = 1, and embeds P~ instead of P. Two ways to mix:
 """
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -116,7 +117,7 @@ def group_links(group, partners=GROUP_PARTNERS):
     """
     g = group.size
     if g - 1 <= partners:
-        a, b = np.triu_indices(g, k=1)
+        a, b = _pair_positions(g)
         return group[a], group[b]
     rng = np.random.default_rng(_members_seed(group))
     order = group[rng.permutation(g)]
@@ -127,6 +128,15 @@ def group_links(group, partners=GROUP_PARTNERS):
     position = np.arange(g)
     a = np.tile(order, offsets.size)
     b = order[(position[None, :] + offsets[:, None]) % g].ravel()
+    return a, b
+
+
+@lru_cache(maxsize=GROUP_PARTNERS + 1)
+def _pair_positions(g):
+    """Positions (a, b), a < b, of all pairs among g points (read-only, cached:
+    the Explorer rebuilds the links of every group after each annotation)."""
+    a, b = np.triu_indices(g, k=1)
+    a.flags.writeable = b.flags.writeable = False
     return a, b
 
 

@@ -5,14 +5,17 @@ Examples::
     nbembed embed iris.csv --labels species          # iris_embedding.csv + .html
     nbembed embed data.npz --alpha 1.5 -o out.npy    # X (and y) from an .npz
     nbembed embed data.csv --labels cls --use-labels --rho 0.5
+    nbembed embed iris.npy --force                   # replace iris_embedding.csv + .html
     nbembed demo --dir work                          # the quickstart in JupyterLab
 
 ``embed`` reads a CSV file with a header row, an ``.npy`` array, or an ``.npz``
 file with the array ``X`` and optionally labels ``y``. It writes the embedding
 (CSV or ``.npy``, by the extension of ``-o``) and an interactive HTML scatter
-plot beside it. Labels colour the plot; with ``--use-labels`` the method also
-learns from them (semi-supervised; empty or -1 means unlabelled). Mistakes in
-the input are reported in one line, with exit status 2.
+plot beside it. It never replaces existing files unless given ``--force``: it
+stops before fitting and says how to go on. Labels colour the plot; with
+``--use-labels`` the method also learns from them (semi-supervised; empty or -1
+means unlabelled). Mistakes in the input are reported in one line, with exit
+status 2.
 
 The methods are those of :data:`nbembed.methods.registry.REGISTRY`; each entry
 names the command-line options (keys of :data:`OPTIONS`) its estimator takes,
@@ -370,6 +373,8 @@ def _embed(args):
     html = None if args.no_html else pathlib.Path(args.html) if args.html else \
         out.with_suffix(".html")
     model = _estimator(args.method, method, args)
+    if not args.force:
+        refuse_to_overwrite(out, html, html_from_output=not args.html)
 
     X, labels = read_input(args.input, label_column=args.labels, label_file=args.label_file,
                            drop=args.drop, delimiter=args.delimiter)
@@ -402,6 +407,43 @@ def _embed(args):
         if write_html(html, Y, labels, title=title, anchors=anchors, say=say):
             say(f"wrote {html}")
     return 0
+
+
+def refuse_to_overwrite(out, html=None, *, html_from_output=True):
+    """Stop before any work if the command would replace existing files.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The embedding file (``-o``).
+    html : pathlib.Path or None
+        The HTML plot; None with ``--no-html``.
+    html_from_output : bool, default=True
+        Whether ``html`` is ``out`` with the extension ``.html`` (no
+        ``--html``), so that another ``-o`` renames it too.
+
+    Raises
+    ------
+    CLIError
+        Naming the existing files and, in command-line form, the ways
+        around them: ``--force``, another ``-o`` or ``--html``, ``--no-html``.
+    """
+    out_exists = out.exists()
+    html_exists = html is not None and html.exists()
+    if not (out_exists or html_exists):
+        return
+    existing = [path for path, exists in ((out, out_exists), (html, html_exists)) if exists]
+    # each fix offered must on its own clear every clash
+    renames = []
+    if out_exists or html_from_output:
+        renames.append(f"-o NEW_NAME{out.suffix}")
+    if html_exists and not html_from_output:
+        renames.append("--html NEW_NAME.html")
+    fixes = [" ".join(renames)] if out_exists else renames + ["--no-html"]
+    fixes.insert(0, "pass --force to replace " + ("it" if len(existing) == 1 else "them"))
+    names = " and ".join(str(path) for path in existing)
+    verb = "exists" if len(existing) == 1 else "exist"
+    raise CLIError(f"{names} {verb}; {', or '.join(fixes)}")
 
 
 def _estimator(name, method, args):
@@ -549,6 +591,9 @@ def build_parser():
     plot.add_argument("--html", metavar="PATH",
                       help="interactive plot (default: OUT with the extension .html)")
     plot.add_argument("--no-html", action="store_true", help="write no plot")
+    output.add_argument("--force", action="store_true",
+                        help="replace OUT and the plot if they exist (without it the command "
+                             "stops before fitting)")
     output.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar and no messages (errors still show)")
 

@@ -136,7 +136,7 @@ def test_options_labels_and_progress_reach_the_estimator(iris_csv, tmp_path, rec
     np.testing.assert_array_equal(call["X"], X)
     assert call["callbacks"] is None  # --quiet: no progress bar
 
-    assert cli.main(base) == 0
+    assert cli.main(base + ["--force"]) == 0  # the same output again
     call = recorder.calls[-1]
     assert call["y"] is None  # labels only colour the plot without --use-labels
     assert isinstance(call["callbacks"], nbembed.ProgressBar)
@@ -268,3 +268,65 @@ def test_csv_output_escapes_label_text_a_spreadsheet_would_run(tmp_path):
     numeric = cli.Labels.from_values(np.array([-1, 0, 1, 1]))
     cli.write_embedding(tmp_path / "n.csv", Y, numeric)
     assert [r[2] for r in read_csv(tmp_path / "n.csv")[1]] == ["-1", "0", "1", "1"]
+
+
+def test_embed_refuses_to_overwrite_before_fitting(iris_csv, tmp_path, capsys, monkeypatch,
+                                                   recorder):
+    monkeypatch.chdir(tmp_path)
+    path, _, _ = iris_csv
+    csv_out, html_out = tmp_path / "iris_embedding.csv", tmp_path / "iris_embedding.html"
+    csv_out.write_text("earlier embedding")
+    html_out.write_text("earlier plot")
+    base = ["embed", str(path), "--method", "rec", "--labels", "species", "-q"]
+
+    assert cli.main(base) == 2
+    err = capsys.readouterr().err
+    assert err == ("nbembed embed: error: iris_embedding.csv and iris_embedding.html exist; "
+                   "pass --force to replace them, or -o NEW_NAME.csv\n")
+    assert recorder.calls == []  # stopped before fitting
+    assert (csv_out.read_text(), html_out.read_text()) == ("earlier embedding", "earlier plot")
+
+    # the plot alone, at the default path or at --html, is protected too
+    assert cli.main(base + ["-o", "new.npy", "--html", "iris_embedding.html"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "error: iris_embedding.html exists; pass --force to replace it, or "
+        "--html NEW_NAME.html, or --no-html\n")
+    (tmp_path / "new.html").write_text("earlier plot")
+    assert cli.main(base + ["-o", "new.npy"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "error: new.html exists; pass --force to replace it, or -o NEW_NAME.npy, or "
+        "--no-html\n")
+    assert recorder.calls == [] and not (tmp_path / "new.npy").exists()
+
+    # with --no-html only the embedding matters
+    assert cli.main(base + ["-o", "new.npy", "--no-html"]) == 0
+    assert np.load(tmp_path / "new.npy").shape == (150, 2)
+    assert (tmp_path / "new.html").read_text() == "earlier plot"
+
+
+def test_embed_force_replaces_the_outputs(iris_csv, tmp_path, monkeypatch, recorder):
+    monkeypatch.chdir(tmp_path)
+    path, X, _ = iris_csv
+    csv_out, html_out = tmp_path / "iris_embedding.csv", tmp_path / "iris_embedding.html"
+    csv_out.write_text("earlier embedding")
+    html_out.write_text("earlier plot")
+    assert cli.main(["embed", str(path), "--method", "rec", "--labels", "species", "-q",
+                     "--force"]) == 0
+    assert len(recorder.calls) == 1
+    header, rows = read_csv(csv_out)
+    assert header == ["y1", "y2", "species"]
+    np.testing.assert_allclose([[float(v) for v in r[:2]] for r in rows], X[:, :2])
+    assert html_out.read_text(encoding="utf-8") != "earlier plot"
+
+
+def test_overwrite_error_offers_fixes_that_each_clear_every_clash(tmp_path):
+    out, html = tmp_path / "e.csv", tmp_path / "p.html"
+    out.write_text("")
+    html.write_text("")
+    with pytest.raises(cli.CLIError, match=r"exist; pass --force to replace them, or "
+                                           r"-o NEW_NAME.csv --html NEW_NAME.html$"):
+        cli.refuse_to_overwrite(out, html, html_from_output=False)
+    with pytest.raises(cli.CLIError, match=r"e.csv exists; pass --force to replace it, or "
+                                           r"-o NEW_NAME.csv$"):
+        cli.refuse_to_overwrite(out, None)
+    cli.refuse_to_overwrite(tmp_path / "new.csv", tmp_path / "new.html")  # nothing to replace

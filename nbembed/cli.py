@@ -253,10 +253,17 @@ def _first_bad_cell(path, cells, names, lines, label_column):
                 where = f"{path}, line {lines[i]}, column {name!r}"
                 if not cell.strip():
                     return f"{where}: empty cell; fill in or remove missing values"
-                hint = "" if label_column else \
-                    f" (if it holds the labels, pass --labels {name}; to ignore it, --drop {name})"
-                return f"{where}: {cell!r} is not a number{hint}"
+                fixes = _text_column_fixes(name, label_column)
+                return f"{where}: {cell!r} is not a number ({fixes})"
     return f"{path}: non-numeric values"  # pragma: no cover - astype failed, so one exists
+
+
+def _text_column_fixes(name, label_column):
+    # quoted, so that a name such as "sepal length" can be pasted into the shell
+    drop = f"to ignore it, pass --drop {shlex.quote(name)}"
+    if label_column:
+        return drop
+    return f"if it holds the labels, pass --labels {shlex.quote(name)}; {drop}"
 
 
 def read_label_file(path, n_samples):

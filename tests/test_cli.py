@@ -177,6 +177,8 @@ BAD_CSV = {
     "ragged.csv": "a,b\n1,2\n3\n5,6\n7,8\n9,10\n",
     "no_header.csv": "1,2\n3,4\n5,6\n7,8\n9,10\n",
     "good.csv": "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,10,x\n",
+    "two_text.csv": "a,site name,kind\n1,north,x\n3,south,y\n5,north,x\n7,east,y\n"
+                    "9,west,x\n",
 }
 
 
@@ -185,7 +187,10 @@ BAD_CSV = {
     (["good.csv", "--labels", "klass"], "column 'klass' not found in .*good.csv; its columns "
                                         "are: a, b, kind"),
     (["text.csv"], r"text.csv, line 2, column 'kind': 'x' is not a number \(if it holds the "
-                   r"labels, pass --labels kind"),
+                   r"labels, pass --labels kind; to ignore it, pass --drop kind\)$"),
+    (["two_text.csv", "--labels", "kind"],
+     r"two_text.csv, line 2, column 'site name': 'north' is not a number \(to ignore it, "
+     r"pass --drop 'site name'\)$"),
     (["empty_cell.csv"], "empty_cell.csv, line 3, column 'b': empty cell"),
     (["ragged.csv"], "ragged.csv, line 3: 1 fields, but the header has 2"),
     (["no_header.csv"], "no header row"),

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import csv
 import importlib.util
 import inspect
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -395,8 +397,9 @@ def _embed(args):
 
         fit_options["callbacks"] = ProgressBar(desc=method.class_name)
     start = time.perf_counter()
-    model.fit(X, y, **fit_options)
-    Y = model.embedding_ if hasattr(model, "embedding_") else model.transform(X)
+    with estimator_errors_in_command_line_terms(method):
+        model.fit(X, y, **fit_options)
+        Y = model.embedding_ if hasattr(model, "embedding_") else model.transform(X)
     cost = getattr(model, "kl_divergence_", None)
     say(f"{method.class_name}: {getattr(model, 'n_iter_', '?')} iterations in "
         f"{time.perf_counter() - start:.1f} s" + ("" if cost is None else f", cost {cost:.4f}"))
@@ -470,7 +473,75 @@ def _estimator(name, method, args):
     if unknown:
         raise CLIError(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
                        f"{', '.join(accepted)}")
-    return cls(**params)
+    with estimator_errors_in_command_line_terms(method):
+        return cls(**params)
+
+
+#: A Python value as estimators' messages write one after ``NAME=``: a quoted
+#: string, ``...`` (any value), or a word or number such as True, 'exact', 1e-3.
+PYTHON_VALUE = r"""'[^']*'|"[^"]*"|\.\.\.|[-+]?[\w.]*\w(?:[eE][-+]?\d+)?"""
+
+
+@contextlib.contextmanager
+def estimator_errors_in_command_line_terms(method):
+    """Report an estimator's ValueError or TypeError as a CLIError, its
+    parameter hints reworded by :func:`command_line_wording`."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        raise CLIError(command_line_wording(str(err), method)) from None
+
+
+def command_line_wording(message, method):
+    """``message`` with the constructor parameters it names in command-line form.
+
+    Estimators word their errors for Python (``pass normalize=True``). On the
+    command line the parameters in ``method.cli_options`` are options
+    (``--n-components 2``) and any other is set with ``-p`` (``-p
+    normalize=True``). ``NAME=...`` becomes ``--name INT`` or ``-p NAME=VALUE``.
+    Arguments of a call in the message, as in ``TruncatedSVD(n_components=50)``,
+    are code and stay as they are.
+
+    Parameters
+    ----------
+    message : str
+        The estimator's error message.
+    method : MethodSpec
+        The method whose estimator raised it.
+
+    Returns
+    -------
+    str
+    """
+    names = sorted(inspect.signature(method.cls).parameters, key=len, reverse=True)
+    if not names:
+        return message
+    pattern = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, names))})=({PYTHON_VALUE})")
+
+    def reword(match):
+        if _inside_call(message, match.start()):
+            return match.group(0)
+        name, value = match.groups()
+        if name in method.cli_options:
+            value = OPTIONS[name].type.__name__.upper() if value == "..." else value
+            return f"--{name.replace('_', '-')} {value}"
+        return f"-p {name}={'VALUE' if value == '...' else value}"
+
+    return pattern.sub(reword, message)
+
+
+def _inside_call(text, index):
+    """Whether ``text[index]`` lies between the brackets of a call such as ``f(...)``,
+    rather than of a parenthetical remark."""
+    depth = 0
+    for k in range(index - 1, -1, -1):
+        if text[k] == ")":
+            depth += 1
+        elif text[k] == "(":
+            if depth == 0:
+                return k > 0 and (text[k - 1].isalnum() or text[k - 1] == "_")
+            depth -= 1
+    return False
 
 
 #: Longest value of ``-p NAME=VALUE``: no parameter needs more, and the parser of

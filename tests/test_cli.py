@@ -335,3 +335,38 @@ def test_overwrite_error_offers_fixes_that_each_clear_every_clash(tmp_path):
                                            r"-o NEW_NAME.csv$"):
         cli.refuse_to_overwrite(out, None)
     cli.refuse_to_overwrite(tmp_path / "new.csv", tmp_path / "new.html")  # nothing to replace
+
+
+def test_parametric_embedding_hint_is_the_option_that_fixes_it(tmp_path, capsys, monkeypatch):
+    if "pe" not in cli.available_methods():
+        pytest.skip("nbembed.ParametricEmbedding is not available")
+    monkeypatch.chdir(tmp_path)
+    counts = np.random.default_rng(0).integers(1, 5, size=(40, 3)).astype(float)
+    np.save("counts.npy", counts)  # rows do not sum to 1: not posteriors until normalized
+    assert cli.main(["embed", "counts.npy", "--method", "pe", "--max-iter", "20", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nbembed embed: error: Rows of P must sum to 1") and \
+        err.count("\n") == 1
+    assert err.endswith("Divide each row by its sum, or pass -p normalize=True.\n")
+    assert not list(tmp_path.glob("counts_embedding.*"))
+
+    # the hint, taken as it is written, works
+    assert cli.main(["embed", "counts.npy", "--method", "pe", "--max-iter", "20", "-q",
+                     "-p", "normalize=True"]) == 0
+    assert read_csv(tmp_path / "counts_embedding.csv")[0] == ["y1", "y2"]
+
+
+@pytest.mark.parametrize("message, worded", [
+    ("use repulsion='exact' for n_components=3.", "use -p repulsion='exact' for --n-components 3."),
+    ("pass max_iter=... or init=...", "pass --max-iter INT or -p init=VALUE"),
+    ("fitted on affinities (affinity='precomputed').",
+     "fitted on affinities (-p affinity='precomputed')."),
+    ("set tol=1e-5, alpha=-0.5 or verbose=True",
+     "set -p tol=1e-5, --alpha -0.5 or -p verbose=True"),
+    # code in the message, and names that are not parameters, stay as they are
+    ("reduce X with TruncatedSVD(n_components=50).fit_transform(X), or colour=red",
+     "reduce X with TruncatedSVD(n_components=50).fit_transform(X), or colour=red"),
+    ("alpha must be in [0, inf), got -1.0.", "alpha must be in [0, inf), got -1.0."),
+])
+def test_estimator_messages_name_parameters_as_the_command_line_sets_them(message, worded):
+    assert cli.command_line_wording(message, cli.METHODS["hssne"]) == worded

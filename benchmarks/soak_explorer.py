@@ -7,9 +7,11 @@ second for ``--seconds`` seconds (an hour by default): slider moves (α, ρ),
 lasso selections of 2 to 60 neighbouring points, labels (also into new
 classes), must-links, cannot-links, pins, undo and redo, exports and imports
 of earlier exports, and a share of bad messages (unknown types, broken
-selections, files that are not annotations). After every action it checks the
-Explorer against a mirror kept with the :class:`~nbembed.Annotations` API
-alone:
+selections, files that are not annotations). After every fifth action, before
+every undo or redo (so that undoing cannot hide a wrong state) and at the end
+it checks the Explorer against a mirror kept with the
+:class:`~nbembed.Annotations` API alone (after the other actions, only that
+the run has not failed):
 
 * **lost or duplicated annotations**: ``ex.annotations`` must equal the
   mirror, and no must-link group, pair or cannot-link pair of selections may
@@ -137,6 +139,9 @@ class Soak:
         self.counts = {}
         self.refused_valid = 0
         self._mirror, self._mirror_json = None, None  # the live mirror and its JSON
+        self._imports = {}  # exported text -> its Annotations, for the exports kept
+        self.actions = 0
+        self.next_kind = self._draw_kind()
 
     # -- the mirror ---------------------------------------------------------------
     @property
@@ -177,14 +182,25 @@ class Soak:
         k = int(self.rng.integers(2, 61))
         return np.sort(np.argsort(((Y - centre) ** 2).sum(axis=1))[:k])
 
+    KINDS = ("slider", "select", "label", "label", "must_link", "cannot_link", "pin",
+             "undo", "undo", "redo", "export", "import", "bad")
+
+    def _draw_kind(self):
+        return self.KINDS[self.rng.integers(len(self.KINDS))]
+
     def act(self):
-        kinds = ["slider", "select", "label", "label", "must_link", "cannot_link", "pin",
-                 "undo", "undo", "redo", "export", "import", "bad"]
-        kind = kinds[self.rng.integers(len(kinds))]
+        """One random action, then the checks: all of them after every fifth action
+        and before every undo or redo (so that an undo cannot hide a state that
+        was wrong), the run's status after the others."""
+        kind = self.next_kind
+        self.next_kind = self._draw_kind()
         self.counts[kind] = self.counts.get(kind, 0) + 1
         getattr(self, f"_{kind}")()
-        self.actions = getattr(self, "actions", 0) + 1
-        self.check(kind, pins=self.actions % 5 == 0)
+        self.actions += 1
+        if self.actions % 5 == 0 or self.next_kind in ("undo", "redo"):
+            self.check(kind)
+        else:
+            self.check_status()
 
     def _send(self, message, valid=True):
         before = self.ex.notice
@@ -282,8 +298,10 @@ class Soak:
         self._send(custom({"type": "import_annotations", "text": text}))
         data = json.loads(text)
         pins = data.get("pinned", {"indices": []})["indices"]
-        merged = self._mirror_annotations(
-            lambda a: a.merge(self.Annotations.from_json(text)))
+        if text not in self._imports:
+            self._imports = {t: self._imports[t] for t in self.comm.exports if t in self._imports}
+            self._imports[text] = self.Annotations.from_json(text)
+        merged = self._mirror_annotations(lambda a: a.merge(self._imports[text]))
         # Pins in the file move those points to where the file has them: an action.
         self._kept(merged, tuple(np.union1d(self.expected[1], pins).astype(int).tolist()),
                    moved=bool(pins))
@@ -306,6 +324,12 @@ class Soak:
         self.ex._worker.submit(lambda run: done.set())
         return done.wait(30)
 
+    def check_status(self):
+        """The run has not failed (restarted if it has)."""
+        if self.ex.status == "error":
+            self.failures.append(f"the run failed: {self.ex.error}")
+            self.ex.restart()
+
     def check(self, kind, pins=True):
         """Compare the Explorer with the mirror; the pins once the worker has made
         every pin change queued (it shows what the run holds afterwards)."""
@@ -326,9 +350,7 @@ class Soak:
         twice = duplicates(held)
         if twice:
             self.failures.append(f"after {kind}: {twice} constraint(s) stored twice")
-        if ex.status == "error":
-            self.failures.append(f"the run failed: {ex.error}")
-            ex.restart()
+        self.check_status()
 
 
 def main(argv=None):
@@ -374,6 +396,7 @@ def main(argv=None):
                       f"annotations {ex.annotations.counts()}", flush=True)
             time.sleep(max(0.0, start + actions / args.rate - time.monotonic()))
         elapsed = time.monotonic() - start
+        soak.check("the last action")
         final = rss_mib()
         ann = ex.annotations
         rss = [mib for _, mib in samples]

@@ -1,0 +1,218 @@
+"""Where Numba keeps nbembed's compiled kernels, and when it may reuse them.
+
+The kernels are compiled with ``cache=True`` (see :data:`nbembed._config.JIT`).
+Left to itself, Numba writes the compiled code to ``__pycache__`` beside the
+installed sources, and ``pip install`` of the same version replaces that
+folder: the next fit in a fresh process compiled everything again (129 s
+instead of 4.6 s for the digits). Numba's own check of a cache entry also
+looks at one source file only, the kernel's: a kernel that inlines a function
+from another file is reused after only that other file changed. Numba before
+0.68 stamps the file with its modification time and size, so even an
+identical reinstall misses.
+
+:func:`install`, called by :mod:`nbembed._kernels` before any kernel module
+is imported, puts a cache locator in front of Numba's for the files of
+``nbembed/_kernels``:
+
+* Folder: ``NUMBA_CACHE_DIR`` (or ``numba.config.CACHE_DIR``) when set, else
+  the per-user cache folder, :func:`user_cache_dir`; inside it, one subfolder
+  per installed copy of nbembed, so a reinstall or an upgrade reuses and
+  overwrites its own files.
+* Freshness: one stamp for every kernel, the SHA-256 of the contents of all
+  kernel sources and ``_config.py`` (which holds the compiler flags). A
+  reinstall of identical files loads the compiled code; a change to any of
+  those files recompiles every kernel, so stale code is never loaded. Numba
+  still keys each entry by its own version, the Python version, the CPU and
+  the kernel's signature and bytecode.
+* When that folder cannot be written (a read-only home), Numba's own
+  locators are tried (``__pycache__`` beside the sources, then Numba's user
+  folder); when none can, a private temporary folder for this process keeps
+  ``cache=True`` from failing at import.
+
+``NUMBA_CACHE_LOCATOR_CLASSES``, when set, replaces the list of locators and
+with it this one. With a Numba whose internal locator API differs from the
+one used here, :func:`install` registers nothing and Numba's default applies.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+PACKAGE = pathlib.Path(__file__).resolve().parent
+
+#: The folder whose functions the locator caches.
+KERNELS = PACKAGE / "_kernels"
+
+#: Files outside :data:`KERNELS` whose contents the compiled code depends on.
+EXTRA_SOURCES = (PACKAGE / "_config.py",)
+
+
+def user_cache_dir(app="nbembed"):
+    """The platform's per-user cache folder for ``app`` (not created).
+
+    ``$XDG_CACHE_HOME/app`` or ``~/.cache/app`` on Linux and other Unix
+    systems, ``~/Library/Caches/app`` on macOS, ``%LOCALAPPDATA%\\app\\Cache``
+    on Windows.
+
+    Parameters
+    ----------
+    app : str
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    RuntimeError
+        When the home folder cannot be determined.
+    """
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or pathlib.Path.home() / "AppData" / "Local"
+        return pathlib.Path(base) / app / "Cache"
+    if sys.platform == "darwin":
+        return pathlib.Path.home() / "Library" / "Caches" / app
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    # The XDG specification says to ignore a relative path.
+    base = pathlib.Path(xdg) if os.path.isabs(xdg) else pathlib.Path.home() / ".cache"
+    return base / app
+
+
+def cache_root():
+    """The folder the kernels' cache goes in: the user's ``NUMBA_CACHE_DIR``
+    when set, else ``numba`` in :func:`user_cache_dir`; None when neither can
+    be named."""
+    from numba.core import config
+
+    chosen = config.CACHE_DIR or os.environ.get("NUMBA_CACHE_DIR", "")
+    if chosen:
+        return pathlib.Path(chosen)
+    try:
+        return user_cache_dir() / "numba"
+    except RuntimeError:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _private_root():
+    """A temporary folder for this process only, removed at exit."""
+    path = tempfile.mkdtemp(prefix="nbembed-numba-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return pathlib.Path(path)
+
+
+def _stamp_sources():
+    return sorted(KERNELS.glob("*.py")) + list(EXTRA_SOURCES)
+
+
+def sources_digest():
+    """SHA-256 (hex) of the names and contents of every kernel source file."""
+    # Keyed on modification times and sizes so that a file edited while the
+    # process runs (a reloaded module) is read again.
+    stats = []
+    for path in _stamp_sources():
+        st = path.stat()
+        stats.append((str(path), st.st_mtime_ns, st.st_size))
+    return _digest(tuple(stats))
+
+
+@functools.lru_cache(maxsize=4)
+def _digest(stats):
+    h = hashlib.sha256()
+    for name, _, _ in stats:
+        data = pathlib.Path(name).read_bytes()
+        h.update(f"{pathlib.Path(name).name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def is_kernel_source(py_file):
+    """True for a file directly in :data:`KERNELS`."""
+    try:
+        return pathlib.Path(py_file).resolve().parent == KERNELS
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _install_subfolder():
+    """One subfolder per installed copy of nbembed, named after where it is."""
+    digest = hashlib.sha256(str(KERNELS).encode()).hexdigest()[:16]
+    return f"kernels-{digest}"
+
+
+def _locator_class(base, root):
+    """A Numba cache locator (subclass of ``base``) for the kernel sources that
+    keeps the cache in ``root()``, a callable returning a folder or None."""
+
+    class KernelCacheLocator(base):
+        def __init__(self, py_func, py_file, folder):
+            # Numba's cache reads these two names for its warnings.
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(folder / _install_subfolder())
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def get_source_stamp(self):
+            return sources_digest()
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not is_kernel_source(py_file):
+                return None
+            try:
+                folder = root()
+                if folder is None:
+                    return None
+                locator = cls(py_func, py_file, folder)
+                locator.ensure_cache_path()
+            except (OSError, RuntimeError):
+                # Not writable here: the next locator in Numba's list is asked.
+                return None
+            return locator
+
+    KernelCacheLocator.from_nbembed = True
+    return KernelCacheLocator
+
+
+def install():
+    """Put nbembed's cache locators in Numba's list, once.
+
+    The first one is asked before Numba's own, the private fallback after
+    them. Must run before the kernel modules are imported: Numba picks a
+    function's locator when the function is decorated.
+
+    Returns
+    -------
+    bool
+        True when the locators are in place, False when this Numba does not
+        have the internal API they need (Numba's default then applies).
+    """
+    try:
+        from numba.core import caching
+
+        locators = caching.CacheImpl._locator_classes
+        base = caching._CacheLocator
+    except (ImportError, AttributeError):
+        return False
+    if not isinstance(locators, list) or not isinstance(base, type):
+        return False
+    if any(getattr(cls, "from_nbembed", False) for cls in locators):
+        return True
+    first, last = _locator_class(base, cache_root), _locator_class(base, _private_root)
+    if getattr(first, "__abstractmethods__", None) or not hasattr(base, "ensure_cache_path"):
+        return False
+    locators.insert(0, first)
+    locators.append(last)
+    return True

@@ -15,7 +15,9 @@ plot beside it. It never replaces existing files unless given ``--force``: it
 stops before fitting and says how to go on. Labels colour the plot; with
 ``--use-labels`` the method also learns from them (semi-supervised; empty or -1
 means unlabelled). Mistakes in the input are reported in one line, with exit
-status 2.
+status 2, and where the command line can fix them the fix is written as it is
+typed (``--drop NAME``); the estimators' Python wording (``pass
+normalize=True``) is reworded the same way (``-p normalize=True``).
 
 The methods are those of :data:`nbembed.methods.registry.REGISTRY`; each entry
 names the command-line options (keys of :data:`OPTIONS`) its estimator takes,
@@ -153,11 +155,13 @@ def read_input(path, *, label_column=None, label_file=None, drop=(), delimiter=N
     suffix = path.suffix.lower()
     labels = None
     if suffix in (".npy", ".npz"):
-        for flag, value in (("--labels", label_column), ("--drop", drop)):
-            if value:
-                raise CLIError(f"{flag} names CSV columns; {path.name} is a {suffix} file "
-                               f"(an .npz gives labels as the array 'y'; use --label-file "
-                               f"otherwise)")
+        if label_column:
+            raise CLIError(f"--labels names CSV columns; {path.name} is a {suffix} file (an "
+                           f".npz gives labels as the array 'y'; otherwise use --label-file "
+                           f"FILE)")
+        if drop:
+            raise CLIError(f"--drop names CSV columns; {path.name} is a {suffix} file, whose "
+                           f"columns are all features: leave out --drop")
         X, labels = _read_npz(path) if suffix == ".npz" else (_load_npy(path), None)
     else:
         if delimiter is None:
@@ -220,7 +224,7 @@ def _read_csv(path, label_column, drop, delimiter):
     duplicates = sorted({name for name in header if header.count(name) > 1})
     if duplicates:
         raise CLIError(f"{path}: the header names column(s) {', '.join(duplicates)} more "
-                       f"than once")
+                       f"than once; give each column its own name")
     for name in ([label_column] if label_column else []) + list(drop):
         if name not in header:
             raise CLIError(f"column {name!r} not found in {path}; its columns are: "
@@ -378,7 +382,8 @@ def _embed(args):
     out = pathlib.Path(args.output) if args.output else \
         pathlib.Path(f"{pathlib.Path(args.input).stem}_embedding.csv")
     if out.suffix.lower() not in (".csv", ".npy"):
-        raise CLIError(f"the output {out} must end in .csv or .npy")
+        raise CLIError(f"the output {out} must end in .csv or .npy, e.g. "
+                       f"-o {shlex.quote(str(out.with_suffix('.csv')))}")
     html = None if args.no_html else pathlib.Path(args.html) if args.html else \
         out.with_suffix(".html")
     model = _estimator(args.method, method, args)
@@ -471,8 +476,8 @@ def _estimator(name, method, args):
         params.setdefault("random_state", args.seed)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise CLIError(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters are: "
-                       f"{', '.join(accepted)}")
+        raise CLIError(f"{cls.__name__} has no parameter {unknown[0]!r}; -p NAME=VALUE takes "
+                       f"one of: {', '.join(accepted)}")
     with estimator_errors_in_command_line_terms(method):
         return cls(**params)
 
@@ -484,11 +489,12 @@ PYTHON_VALUE = r"""'[^']*'|"[^"]*"|\.\.\.|[-+]?[\w.]*\w(?:[eE][-+]?\d+)?"""
 
 @contextlib.contextmanager
 def estimator_errors_in_command_line_terms(method):
-    """Report an estimator's ValueError or TypeError as a CLIError, its
+    """Report an estimator's ValueError, TypeError or MemoryError (such as a
+    dense matrix over the limit, with its alternatives) as a CLIError, its
     parameter hints reworded by :func:`command_line_wording`."""
     try:
         yield
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, MemoryError) as err:
         raise CLIError(command_line_wording(str(err), method)) from None
 
 
@@ -588,11 +594,12 @@ def _demo(args):
         notebook = quickstart_notebook()
         if notebook is None:
             raise CLIError("the quickstart notebook is missing from this installation; "
-                           "reinstall nbembed")
+                           "reinstall nbembed: pip install --force-reinstall nbembed")
         target.write_bytes(notebook.read_bytes())
         print(f"copied the quickstart notebook to {target}")
     if args.port is not None and not 0 < args.port < 65536:
-        raise CLIError(f"--port must be between 1 and 65535; got {args.port}")
+        raise CLIError(f"--port must be between 1 and 65535; got {args.port} (leave --port "
+                       f"out for a free one)")
     port = args.port or free_port()
     command = demo_command(target, port=port, no_browser=args.no_browser,
                            allow_root=args.allow_root or running_as_root())

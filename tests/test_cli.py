@@ -177,6 +177,7 @@ BAD_CSV = {
     "ragged.csv": "a,b\n1,2\n3\n5,6\n7,8\n9,10\n",
     "no_header.csv": "1,2\n3,4\n5,6\n7,8\n9,10\n",
     "good.csv": "a,b,kind\n1,2,x\n3,4,y\n5,6,x\n7,8,y\n9,10,x\n",
+    "twice.csv": "a,b,a\n1,2,3\n4,5,6\n",
     "two_text.csv": "a,site name,kind\n1,north,x\n3,south,y\n5,north,x\n7,east,y\n"
                     "9,west,x\n",
 }
@@ -194,13 +195,18 @@ BAD_CSV = {
     (["empty_cell.csv"], "empty_cell.csv, line 3, column 'b': empty cell"),
     (["ragged.csv"], "ragged.csv, line 3: 1 fields, but the header has 2"),
     (["no_header.csv"], "no header row"),
-    (["data.npy", "--labels", "kind"], "--labels names CSV columns"),
+    (["data.npy", "--labels", "kind"], "--labels names CSV columns.*otherwise use --label-file "
+                                       "FILE"),
+    (["data.npy", "--drop", "kind"], "--drop names CSV columns.*: leave out --drop$"),
+    (["twice.csv"], "names column.s. a more than once; give each column its own name$"),
     (["only_y.npz"], "has no array 'X'; it has: y"),
     (["good.csv", "--drop", "kind", "--label-file", "short.txt"], "has 2 labels for 5 points"),
-    (["good.csv", "--labels", "kind", "-o", "out.txt"], "must end in .csv or .npy"),
+    (["good.csv", "--labels", "kind", "-o", "my out.txt"],
+     "must end in .csv or .npy, e.g. -o 'my out.csv'$"),
     (["good.csv", "--labels", "kind", "--method", "sne", "--alpha", "2"],
      "--alpha does not apply to --method sne"),
-    (["good.csv", "--labels", "kind", "-p", "colour=red"], "HSSNE has no parameter 'colour'"),
+    (["good.csv", "--labels", "kind", "-p", "colour=red"],
+     "HSSNE has no parameter 'colour'; -p NAME=VALUE takes one of: n_components, alpha,"),
     (["good.csv", "--labels", "kind", "-p", "alpha"], "-p expects NAME=VALUE"),
     (["good.csv", "--labels", "kind", "--method", "sne", "--use-labels"],
      "does not use labels"),
@@ -244,6 +250,8 @@ def test_demo_copies_the_quickstart_and_builds_the_command(tmp_path, capsys, mon
     assert cli.main(["demo", "--dir", str(folder), "--force", "--dry-run"]) == 0
     assert copy.read_bytes() == (ROOT / "notebooks" / "01-quickstart.ipynb").read_bytes()
     assert cli.main(["demo", "--dir", str(folder), "--port", "0", "--dry-run"]) == 2
+    assert capsys.readouterr().err == ("nbembed demo: error: --port must be between 1 and "
+                                       "65535; got 0 (leave --port out for a free one)\n")
 
 
 def test_demo_runs_as_root(tmp_path, capsys, monkeypatch):

@@ -5,7 +5,7 @@ import threading
 import numba
 import numpy as np
 
-from nbembed.widget.compiling import CompileWatch
+from nbembed.optim.compiling import CompileWatch
 from nbembed.widget.worker import RunWorker
 
 

@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from .._memory import MemoryReleaser, configure_allocator
-from .compiling import CompileWatch
+from ..optim.compiling import CompileWatch
 
 logger = logging.getLogger("nbembed")
 

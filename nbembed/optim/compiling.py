@@ -1,4 +1,5 @@
-"""Tell when Numba compiles a kernel in the worker thread, so the status can say so.
+"""Tell when Numba compiles a kernel in this thread, so that progress shown to
+the user can say so (the Explorer's status, :class:`~nbembed.ProgressBar`).
 
 Numba announces every compilation that its disk cache could not serve with a
 ``numba:compile`` event (loading a cached kernel raises none). A

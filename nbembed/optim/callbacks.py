@@ -7,9 +7,21 @@ return value of True stops the run. Objects may also define
 
 import numpy as np
 
+from .compiling import CompileWatch
+
+
+#: What :class:`ProgressBar` shows while Numba compiles, instead of a rate and
+#: a time left that would extrapolate the compilation to every iteration.
+COMPILING = "compiling kernels (first run only, cached afterwards)…"
+
 
 class ProgressBar:
     """A tqdm progress bar (``tqdm.auto``: a widget in notebooks, text elsewhere).
+
+    While Numba compiles a kernel that its disk cache does not have yet (the
+    first run after installing nbembed), the bar says so instead of showing a
+    rate and a time left; afterwards both are measured from the iterations
+    that followed the compilation.
 
     Parameters
     ----------
@@ -23,21 +35,54 @@ class ProgressBar:
         self.desc = desc
         self.every = every
         self._bar = None
+        self._watch = None
+        self._compiled = False
+        self._label, self._total = None, None
 
     def on_start(self, run, n_iter):
-        from tqdm.auto import tqdm
-
-        self._bar = tqdm(total=n_iter, desc=self.desc or run.name, leave=False)
+        self._stop()
+        self._label, self._total = self.desc or run.name, n_iter
+        self._bar = self._open(initial=0)
+        self._compiled = False
+        self._watch = CompileWatch(self._on_compiling)
+        self._watch.__enter__()
 
     def __call__(self, run):
         if self._bar is None:
             return None
         self._bar.update(1)
+        if self._compiled:
+            self._restart()
         if run.iteration % self.every == 0 and run.history:
             self._bar.set_postfix(cost=f"{run.history[-1]['cost']:.4f}", refresh=False)
         return None
 
     def on_end(self, run):
+        self._stop()
+
+    def _open(self, initial, postfix=None):
+        from tqdm.auto import tqdm
+
+        return tqdm(total=self._total, initial=initial, desc=self._label, postfix=postfix,
+                    leave=False)
+
+    def _on_compiling(self, active):
+        if active and self._bar is not None:
+            self._compiled = True
+            self._bar.bar_format = "{desc}: {n_fmt}/{total_fmt} " + COMPILING
+            self._bar.refresh()
+
+    def _restart(self):
+        """Replace the bar by one whose clock starts now, where it stood."""
+        done, postfix = self._bar.n, self._bar.postfix
+        self._bar.close()
+        self._bar = self._open(initial=done, postfix=postfix)
+        self._compiled = False
+
+    def _stop(self):
+        if self._watch is not None:
+            self._watch.__exit__(None, None, None)
+            self._watch = None
         if self._bar is not None:
             self._bar.close()
             self._bar = None

@@ -152,6 +152,8 @@ def _locator_class(base, root):
     keeps the cache in ``root()``, a callable returning a folder or None."""
 
     class KernelCacheLocator(base):
+        from_nbembed = True  # how install() recognizes its own
+
         def __init__(self, py_func, py_file, folder):
             # Numba's cache reads these two names for its warnings.
             self._py_file = py_file
@@ -182,7 +184,6 @@ def _locator_class(base, root):
                 return None
             return locator
 
-    KernelCacheLocator.from_nbembed = True
     return KernelCacheLocator
 
 

@@ -14,7 +14,8 @@ git and rewritten only when its content changes:
   without loading anything from the network;
 - ``api/``: one reference page per public module of nbembed (no leading
   underscore in its dotted name, importable), each public object documented
-  once, under the shortest name it is exported as;
+  once, on the page of the module that defines it (see document_homes) and
+  listed, with a link there, on the page of every package that exports it;
 - the user guide's table of contents: every top-level page not placed by hand
   in ``index.md`` (so a new method's page appears without editing anything).
 """
@@ -89,6 +90,8 @@ PLACED_PREFIXES = ("benchmarks",)
 USER_GUIDE_MARKER = "<user-guide-pages>"
 #: Replaced in api.md by the table of registered methods.
 METHODS_MARKER = "<methods-table>"
+#: Replaced in api.md by a summary of the package's other exports.
+EXPORTS_MARKER = "<other-exports>"
 
 
 def _write_if_changed(path, content):
@@ -150,7 +153,8 @@ def fill_user_guide(app, docname, source):
     if docname == "index":
         source[0] = source[0].replace(USER_GUIDE_MARKER, "\n".join(user_guide_pages()))
     elif docname == "api":
-        source[0] = source[0].replace(METHODS_MARKER, methods_table())
+        source[0] = (source[0].replace(METHODS_MARKER, methods_table())
+                     .replace(EXPORTS_MARKER, other_exports()))
 
 
 def methods_table():
@@ -172,6 +176,18 @@ def methods_table():
                          f"{live or '–'} | {spec.description} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def other_exports():
+    """What ``nbembed.__all__`` offers besides the registered methods, as an
+    autosummary table (each name's first docstring line, linked to its page)."""
+    from nbembed.methods.registry import REGISTRY
+
+    methods = {spec.class_name for spec in REGISTRY}
+    names = [name for name in nbembed.__all__
+             if name not in methods and not name.startswith("_")]
+    return "\n".join(["```{eval-rst}", ".. autosummary::", "   :nosignatures:", ""]
+                     + [f"   ~nbembed.{name}" for name in names] + ["```"])
 
 
 def reread_index_when_pages_change(app, env, added, changed, removed):
@@ -235,24 +251,45 @@ def _directive(name, obj):
 DOCUMENTED = {}
 
 
+def document_homes(modules):
+    """Fill DOCUMENTED: each class and function is documented on the page of
+    the module that defines it (``nbembed.methods.hssne.HSSNE``), where a reader
+    of that module looks for it and where ``help()`` and tracebacks place it.
+    An object defined in a private or undocumented module is documented by the
+    first module that offers it, its shortest public name."""
+    DOCUMENTED.clear()
+    offered = {}
+    for module in modules:
+        for name, obj in public_members(module):
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                offered.setdefault(id(obj), []).append(f"{module.__name__}.{name}")
+                defined = f"{obj.__module__}.{obj.__name__}"
+                if f"{module.__name__}.{name}" == defined:
+                    DOCUMENTED[id(obj)] = defined
+    for key, names in offered.items():
+        DOCUMENTED.setdefault(key, names[0])
+
+
 def api_pages(modules):
-    """Page text per module; each object documented by the first module that offers it."""
-    owner = DOCUMENTED
-    owner.clear()
+    """Page text per module: its objects documented where document_homes
+    places them, the others listed with a link to their documentation."""
+    document_homes(modules)
     pages = {}
     for module in modules:
         modname = module.__name__
         table, bodies = [], []
         for name, obj in public_members(module):
             if inspect.isclass(obj) or inspect.isfunction(obj):
-                home = owner.setdefault(id(obj), f"{modname}.{name}")
+                home = DOCUMENTED[id(obj)]
             else:
                 home = f"{modname}.{name}"
             if home == f"{modname}.{name}":
                 table.append(f"   {name}")
                 bodies += [""] + _directive(name, obj)
             else:
-                table.append(f"   ~{home}")
+                # autosummary wants names below this module relative to it
+                below = home.removeprefix(f"{modname}.")
+                table.append(f"   ~{below}")
         children = [m.__name__ for m in modules
                     if m.__name__.rpartition(".")[0] == modname]
         lines = [modname, "=" * len(modname), "", f".. automodule:: {modname}", ""]

@@ -36,6 +36,7 @@ repository root)::
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import logging
 import sys
@@ -48,6 +49,10 @@ import numpy as np
 #: States the mirror keeps (compressed): the soak undoes at most this deep, so that
 #: its own memory stays small beside the Explorer's.
 MIRROR_DEPTH = 200
+
+#: The most recent states the mirror also keeps as live objects, so that an undo or
+#: a redo restores a copy instead of reading the state's JSON again.
+LIVE_STATES = 16
 
 
 class RecordingComm:
@@ -139,7 +144,8 @@ class Soak:
         self.counts = {}
         self.refused_valid = 0
         self._mirror, self._mirror_json = None, None  # the live mirror and its JSON
-        self._imports = {}  # exported text -> its Annotations, for the exports kept
+        self._live = collections.OrderedDict()  # packed state -> its annotations
+        self._exported = {}  # exported text -> the mirror's annotations at the export
         self.actions = 0
         self.next_kind = self._draw_kind()
 
@@ -157,14 +163,21 @@ class Soak:
             packed = zlib.compress(annotations_json.encode())
             self.states = (self.states + [(packed, pinned)])[-MIRROR_DEPTH:]
             self.undone = []
+            if annotations_json == self._mirror_json:
+                self._live[packed] = self._mirror.copy()
+                while len(self._live) > LIVE_STATES:
+                    self._live.popitem(last=False)
 
     def _expected_annotations(self):
         """The annotations the Explorer should hold now: the mirror's live object,
         read again from the state only when it holds another (after an undo, a redo
-        or a correction)."""
+        or a correction): a copy of a recent state, else read from its JSON."""
         expected = self.expected[0]
         if self._mirror_json != expected:
-            self._mirror, self._mirror_json = self.Annotations.from_json(expected), expected
+            live = self._live.get(self.states[-1][0])
+            self._mirror = (live.copy() if live is not None
+                            else self.Annotations.from_json(expected))
+            self._mirror_json = expected
         return self._mirror
 
     def _mirror_annotations(self, operation):
@@ -291,7 +304,13 @@ class Soak:
             self.states.append(self.undone.pop())
 
     def _export(self):
+        before = self.comm.exports[-1:]
         self._send(custom({"type": "export_annotations"}))
+        if self.comm.exports[-1:] != before:
+            # What the file should hold: the mirror now (the checks compare the two).
+            self._exported = {t: self._exported[t] for t in self.comm.exports
+                              if t in self._exported}
+            self._exported[self.comm.exports[-1]] = self._expected_annotations().copy()
 
     def _import(self):
         if not self.comm.exports:
@@ -300,10 +319,10 @@ class Soak:
         self._send(custom({"type": "import_annotations", "text": text}))
         data = json.loads(text)
         pins = data.get("pinned", {"indices": []})["indices"]
-        if text not in self._imports:
-            self._imports = {t: self._imports[t] for t in self.comm.exports if t in self._imports}
-            self._imports[text] = self.Annotations.from_json(text)
-        merged = self._mirror_annotations(lambda a: a.merge(self._imports[text]))
+        source = self._exported.get(text)
+        if source is None:
+            source = self.Annotations.from_json(text)
+        merged = self._mirror_annotations(lambda a: a.merge(source))
         # Pins in the file move those points to where the file has them: an action.
         self._kept(merged, tuple(np.union1d(self.expected[1], pins).astype(int).tolist()),
                    moved=bool(pins))

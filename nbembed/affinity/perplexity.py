@@ -51,6 +51,7 @@ from .._kernels.perplexity import TIE_RTOL
 from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
 from .._validation import check_dense_allowed, check_number, check_option, \
     check_random_state, check_repeated_rows
+from ..optim.timings import timed
 
 METHODS = ("auto", "exact", "knn")
 NEIGHBORS = ("auto", "exact", "approximate")
@@ -95,7 +96,8 @@ def _resolve_neighbors(neighbors, n, metric):
 
 
 def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean",
-                              n_neighbors=None, neighbors="auto", random_state=None):
+                              n_neighbors=None, neighbors="auto", random_state=None,
+                              timings=None):
     """Row-stochastic p_{j|i} with a common perplexity.
 
     Parameters
@@ -117,6 +119,11 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         ``EXACT_NEIGHBORS_MAX_N`` points or when pynndescent is missing.
     random_state : int, RandomState or None
         Seed of the approximate neighbour search.
+    timings : dict, optional
+        Wall-clock seconds are added to its entries "neighbors" (the
+        neighbour search, or the pairwise distances with ``method="exact"``)
+        and "calibration" (the bandwidths and building P); see
+        :func:`nbembed.optim.timings.timed`.
 
     Returns
     -------
@@ -132,26 +139,30 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         check_dense_allowed(n, what="Exact affinities",
                             alternative='Use sparse nearest-neighbour affinities (affinity="knn" in '
                                         'the estimators, method="knn" here)')
-        if metric == "precomputed":
-            D = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
-            sq = D * D
-        else:
-            sq = pairwise_distances(X, metric=metric, squared=True)
-        return calibrate(np.ascontiguousarray(sq), perplexity, skip_diagonal=True)
+        with timed(timings, "neighbors"):
+            if metric == "precomputed":
+                D = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+                sq = D * D
+            else:
+                sq = pairwise_distances(X, metric=metric, squared=True)
+        with timed(timings, "calibration"):
+            return calibrate(np.ascontiguousarray(sq), perplexity, skip_diagonal=True)
     k = n_neighbors if n_neighbors is not None else int(min(n - 1, np.ceil(3 * perplexity)))
     k = check_number(k, "n_neighbors", low=1, high=n - 1, integer=True)
     if k < perplexity:
         raise ValueError(f"n_neighbors = {k} must be at least the perplexity ({perplexity:g}).")
-    dist, idx = nearest_neighbors(X, k, metric=metric, neighbors=neighbors,
-                                  random_state=random_state)
-    sq = np.square(dist, dtype=np.float64)
-    del dist
-    P_knn, beta = calibrate(sq, perplexity, skip_diagonal=False)
-    del sq
-    indptr = np.arange(0, n * k + 1, k, dtype=np.int64 if n * k >= 2**31 else np.int32)
-    index_dtype = np.int64 if n >= 2**31 else np.int32
-    P = sp.csr_matrix((P_knn.ravel(), idx.ravel().astype(index_dtype, copy=False), indptr),
-                      shape=(n, n))
+    with timed(timings, "neighbors"):
+        dist, idx = nearest_neighbors(X, k, metric=metric, neighbors=neighbors,
+                                      random_state=random_state)
+    with timed(timings, "calibration"):
+        sq = np.square(dist, dtype=np.float64)
+        del dist
+        P_knn, beta = calibrate(sq, perplexity, skip_diagonal=False)
+        del sq
+        indptr = np.arange(0, n * k + 1, k, dtype=np.int64 if n * k >= 2**31 else np.int32)
+        index_dtype = np.int64 if n >= 2**31 else np.int32
+        P = sp.csr_matrix((P_knn.ravel(), idx.ravel().astype(index_dtype, copy=False), indptr),
+                          shape=(n, n))
     return P, beta
 
 
@@ -289,10 +300,12 @@ def _nearest_neighbors(X, k, metric):
 
 
 def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean",
-                        n_neighbors=None, neighbors="auto", random_state=None):
+                        n_neighbors=None, neighbors="auto", random_state=None, timings=None):
     """Symmetric joint P_ij = (p_{j|i} + p_{i|j}) / 2n summing to one.
 
-    Parameters are those of :func:`conditional_probabilities`.
+    Parameters are those of :func:`conditional_probabilities`; ``timings``
+    gets the check for repeated rows under "neighbors" and the symmetrization
+    under "calibration" too.
 
     Returns
     -------
@@ -310,12 +323,15 @@ def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean"
     UserWarning
         If many rows are exact copies of others, saying how many.
     """
-    # The caller of fit, through HSSNE's prepare and fit.
-    check_repeated_rows(X, metric=metric, stacklevel=4)
+    with timed(timings, "neighbors"):
+        # The caller of fit, through HSSNE's prepare and fit (the with block adds
+        # no frame).
+        check_repeated_rows(X, metric=metric, stacklevel=4)
     P, _ = conditional_probabilities(X, perplexity, method=method, metric=metric,
                                      n_neighbors=n_neighbors, neighbors=neighbors,
-                                     random_state=random_state)
-    return symmetrize(P)
+                                     random_state=random_state, timings=timings)
+    with timed(timings, "calibration"):
+        return symmetrize(P)
 
 
 def symmetrize(P):

@@ -50,6 +50,7 @@ from .. import _config
 from .optimizers import FixedPoint, MomentumGains
 from .run import DIVERGENCE_RISE, ObjectiveRun
 from .schedules import EarlyExaggeration
+from .timings import PhaseClock
 
 logger = logging.getLogger("nbembed")
 
@@ -124,6 +125,10 @@ class EmbeddingRun(ObjectiveRun):
         Whether the method chose the learning rates (``learning_rate="auto"``):
         halving them where they diverge is then part of finding a step that
         works, and recoveries are logged at INFO level instead of as warnings.
+    preparation : mapping, optional
+        Seconds the method spent before the run, per phase ("neighbors",
+        "calibration", "initialization"), reported in :attr:`timings`; a phase
+        not given is reported as NaN.
 
     Attributes
     ----------
@@ -141,8 +146,9 @@ class EmbeddingRun(ObjectiveRun):
                  exaggeration_learning_rate=None,
                  exaggeration=12.0, exaggeration_iter=250, momentum=(0.5, 0.8),
                  fixed_point_momentum=0.0, cost_every=10, max_step_norm=None, tol=0.0,
-                 auto_learning_rate=False):
+                 auto_learning_rate=False, preparation=None):
         super().__init__(objective, n_iter=n_iter)
+        self._clock = PhaseClock(preparation)
         self.tol = float(tol)
         self.auto_learning_rate = bool(auto_learning_rate)
         self._Yt = np.ascontiguousarray(np.asarray(Y0, dtype=np.float64).T)
@@ -215,6 +221,15 @@ class EmbeddingRun(ObjectiveRun):
         return self.schedule.learning_rates
 
     @property
+    def timings(self):
+        """:class:`~nbembed.optim.timings.FitTimings`: Wall-clock seconds per phase so
+        far: the preparation's as given, and the time inside every ``step`` call
+        (the run's own cost checks and the callbacks included) split between
+        early exaggeration and the main phase, each iteration counted in the
+        phase it belongs to."""
+        return self._clock.snapshot()
+
+    @property
     def done(self):
         """True once the default schedule is complete or the run has converged."""
         return self.converged or super().done
@@ -224,6 +239,15 @@ class EmbeddingRun(ObjectiveRun):
         return 0 if self.converged else super().remaining
 
     # -- control -------------------------------------------------------------
+    def step(self, n=1, callbacks=None, *, record_last=True):
+        """:meth:`~nbembed.optim.protocol.Run.step`, timed per phase (see :attr:`timings`)."""
+        self._clock.start()
+        try:
+            return super().step(n, callbacks, record_last=record_last)
+        finally:
+            # What followed the last iteration (its callbacks, the call's end).
+            self._clock.lap(self._timed_phase(max(self.iteration - 1, 0)))
+
     def _objective_changed(self):
         # Old momentum and the divergence baseline belong to the old objective.
         self._gradient_descent.reset()
@@ -347,6 +371,16 @@ class EmbeddingRun(ObjectiveRun):
                 or self.iteration == self.n_iter)
 
     def _after_iteration(self):
+        self._follow_schedule()
+        self._clock.lap(self._timed_phase(self.iteration - 1), iterations=1)
+
+    def _timed_phase(self, iteration):
+        """The phase of :attr:`timings` that ``iteration`` (0-based) belongs to."""
+        return "main" if self._in_main_phase(iteration) else "early_exaggeration"
+
+    def _follow_schedule(self):
+        """At the end of early exaggeration judge its last steps and watch the plain
+        cost from there; on probation after a recovery, check this iteration."""
         checked = self._last_check[0] == self.iteration
         if self.iteration == self.schedule.iterations:
             # Judge the last exaggerated steps and watch the plain cost from here

@@ -17,6 +17,7 @@ from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..affinity.perplexity import NEIGHBORS, normalize_affinities
 from ..objectives.hssne import ALPHA, REPULSIONS, RHO, HSSNEObjective, resolve_repulsion
 from ..optim import EmbeddingRun
+from ..optim.timings import timed
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
     initial_embedding, validate_input
 from ._new_points import perplexity_new_points
@@ -250,6 +251,17 @@ class HSSNE(EmbeddingEstimator):
         Cost and diagnostics recorded during the run.
     affinities_ : ndarray or scipy.sparse.csr_matrix
         The input P (before mixing in must-links).
+    timings_ : nbembed.optim.timings.FitTimings
+        Where the last fit's time went, measured with ``time.perf_counter``:
+        wall-clock seconds of ``neighbors`` (the neighbour search, or the
+        pairwise distances of an exact P; 0 with ``affinity="precomputed"``),
+        ``calibration`` (the perplexity bandwidths, the symmetrization into P
+        and mixing in the must-links), ``initialization`` (the start),
+        ``early_exaggeration`` and ``main`` (the iterations, with their cost
+        checks and the callbacks), the iterations ``n_iter_early`` and
+        ``n_iter_main`` of the last two, and ``ms_per_iteration_main``;
+        ``timings_.as_dict()`` gives them all in that order. Input validation
+        is in no phase. See :class:`nbembed.optim.timings.FitTimings`.
     n_features_in_ : int
 
     References
@@ -344,30 +356,38 @@ class HSSNE(EmbeddingEstimator):
         if self.verbose:
             enable_verbose_logging()
 
+        timings = dict(neighbors=0.0)  # stays 0 with precomputed affinities: no search
         if precomputed_affinity:
-            P = normalize_affinities(X)
+            with timed(timings, "calibration"):
+                P = normalize_affinities(X)
         else:
             P = joint_probabilities(X, self.perplexity, method=self.affinity,
                                     metric=self.metric, neighbors=self.neighbors,
-                                    random_state=self.random_state)
-        links = must_links_from(y, annotations, n)
-        start = initial_embedding(X, self.init if init is None else init, n_components,
-                                  self.random_state, metric=self.metric,
-                                  precomputed_affinity=precomputed_affinity)
+                                    random_state=self.random_state, timings=timings)
+        with timed(timings, "calibration"):
+            links = must_links_from(y, annotations, n)
+        with timed(timings, "initialization"):
+            start = initial_embedding(X, self.init if init is None else init, n_components,
+                                      self.random_state, metric=self.metric,
+                                      precomputed_affinity=precomputed_affinity)
         self.n_features_in_ = X.shape[1]
         if dtype == "auto":
             dtype = "float32" if n >= SINGLE_PRECISION_MIN_N else "float64"
-        objective = HSSNEObjective(P, links, n_components=n_components, alpha=alpha, rho=rho,
-                                   must_link_mixing=mixing, dtype=dtype, repulsion=repulsion,
-                                   **approximation)
+        # The objective mixes the must-links into P and casts it to its dtype.
+        with timed(timings, "calibration"):
+            objective = HSSNEObjective(P, links, n_components=n_components, alpha=alpha,
+                                       rho=rho, must_link_mixing=mixing, dtype=dtype,
+                                       repulsion=repulsion, **approximation)
         return EmbeddingRun(objective, start, cost_every=cost_interval(P),
                             max_step_norm=max_step_norm,
                             optimizer=resolve_optimizer(optimizer, alpha),
-                            fixed_point_momentum=fp_momentum, tol=tol, **schedule)
+                            fixed_point_momentum=fp_momentum, tol=tol, preparation=timings,
+                            **schedule)
 
     def _store_fitted(self, run):
         super()._store_fitted(run)
         self.affinities_ = run.objective.P
+        self.timings_ = run.timings
 
     def _keep_for_new_points(self, X, run):
         if self.affinity == "precomputed":

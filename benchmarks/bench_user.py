@@ -30,6 +30,18 @@ What the harness does:
 * Quality of each embedding: 10-NN accuracy (5-fold cross-validation of a
   10-nearest-neighbour classifier in the embedding) and trustworthiness
   (k = 10) on a fixed sample of up to 3000 points, the same sample for all.
+* **Where the time goes**: a second table per data set splits the warm fits
+  of nbembed and openTSNE into phases (neighbour search, calibration of P,
+  initialization, early exaggeration, main iterations, ms per main
+  iteration), medians over the repeats. nbembed's come from the fitted
+  ``timings_`` (``time.perf_counter``); openTSNE's from its own timers, which it
+  prints with ``verbose=True`` (``time.time``, to 0.01 s; they leave out its
+  setup and the KL divergence it evaluates after each optimization phase).
+  openTSNE runs with ``verbose=True`` in every fit for that, its output
+  captured: besides the few printed lines, it then also evaluates its KL
+  divergence every 50 iterations (15 of the default 750 iterations, one
+  logarithm per stored P entry more in each), a small cost on openTSNE's side
+  of the main table. scikit-learn and UMAP report no phases.
 * Defaults everywhere: ``HSSNE(alpha=a)``, ``openTSNE.TSNE()`` (FFT),
   ``openTSNE.TSNE(negative_gradient_method="bh")``, ``sklearn.manifold.TSNE()``,
   ``umap.UMAP()``; a seed where the library takes one without changing its
@@ -62,9 +74,13 @@ Usage (from the repository root; needs openTSNE and umap-learn, the "bench" extr
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import math
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -117,7 +133,11 @@ def make_fit(library, seed, all_cores=True):
             import numba
             numba.set_num_threads(1)
         alpha = float(library.split("-", 1)[1])
-        return lambda X: HSSNE(alpha=alpha, random_state=seed).fit_transform(X)
+
+        def fit(X):
+            fit.estimator = HSSNE(alpha=alpha, random_state=seed)  # for its timings_
+            return fit.estimator.fit_transform(X)
+        return fit
     if library.startswith("opentsne"):
         from openTSNE import TSNE
         extra = {"negative_gradient_method": "bh"} if library == "opentsne-bh" else {}
@@ -126,7 +146,8 @@ def make_fit(library, seed, all_cores=True):
             extra = {"dof": float(library[len("opentsne-dof"):])}
         if all_cores:
             extra["n_jobs"] = -1
-        return lambda X: np.asarray(TSNE(random_state=seed, **extra).fit(X))
+        # verbose: openTSNE prints the time of each phase (see opentsne_phases).
+        return lambda X: np.asarray(TSNE(random_state=seed, verbose=True, **extra).fit(X))
     if library == "sklearn":
         from sklearn.manifold import TSNE
         cores = {"n_jobs": -1} if all_cores else {}
@@ -140,6 +161,58 @@ def make_fit(library, seed, all_cores=True):
 
 #: From this many points UMAP searches neighbours approximately (pynndescent).
 UMAP_APPROXIMATE_MIN_N = 4096
+
+
+#: openTSNE's verbose messages (after "===> ") and the phase each one times, the
+#: first match counting; the two optimizations are early exaggeration and main,
+#: in the order ``TSNE.fit`` runs them.
+OPENTSNE_STEPS = ((re.compile(r"Finding \d+ nearest neighbors"), "neighbors"),
+                  (re.compile(r"Calculating affinity matrix"), "calibration"),
+                  (re.compile(r"Calculating .*initialization"), "initialization"),
+                  (re.compile(r"Running optimization .* for (\d+) iterations"), "optimization"))
+OPENTSNE_ELAPSED = re.compile(r"--> Time elapsed: ([0-9.]+) seconds")
+ITERATION_COUNTS = {"early_exaggeration": "n_iter_early", "main": "n_iter_main"}
+
+
+def opentsne_phases(output):
+    """Seconds per phase (and iterations) from openTSNE's verbose output, where each
+    "===> what" line is followed by "--> Time elapsed: s seconds"."""
+    phases, phase, optimizations = {}, None, 0
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith("===>"):
+            phase, iterations = _opentsne_step(line.removeprefix("===>").strip(), optimizations)
+            if iterations is not None:
+                phases[ITERATION_COUNTS[phase]] = iterations
+                optimizations += 1
+        elif phase and (elapsed := OPENTSNE_ELAPSED.search(line)):
+            phases[phase] = phases.get(phase, 0.0) + float(elapsed.group(1))
+            phase = None
+    if phases.get("n_iter_main") and "main" in phases:
+        phases["ms_per_iteration_main"] = 1000.0 * phases["main"] / phases["n_iter_main"]
+    return phases
+
+
+def _opentsne_step(message, optimizations):
+    """The phase an openTSNE timer's message names (None if none), and the iterations
+    of an optimization (else None); ``optimizations`` ran before it."""
+    for pattern, phase in OPENTSNE_STEPS:
+        match = pattern.match(message)
+        if match and phase == "optimization":
+            return ("early_exaggeration", "main")[min(optimizations, 1)], int(match.group(1))
+        if match:
+            return phase, None
+    return None, None
+
+
+def fit_phases(library, fit, output):
+    """Seconds per phase of the fit just timed, where the library reports them
+    (``output``: what it printed), else None."""
+    if library.startswith("nbembed-"):
+        return fit.estimator.timings_.as_dict()
+    if library.startswith("opentsne"):
+        return opentsne_phases(output)
+    return None
 
 
 def warm_up_approximate_search(library, n_full, X_small, seed):
@@ -176,16 +249,21 @@ def worker(library, data, seed, fresh, all_cores=True):
     imported = time.perf_counter() - start
     X, y = load_data(data)
     if not fresh:
-        fit(X[:WARM_UP_POINTS])
-        warm_up_approximate_search(library, len(X), X[:WARM_UP_POINTS], seed)
-    cpu0 = os.times()
-    t0 = time.perf_counter()
-    Y = fit(X)
-    wall = time.perf_counter() - t0
-    cpu1 = os.times()
+        with contextlib.redirect_stdout(io.StringIO()):  # openTSNE's verbose lines
+            fit(X[:WARM_UP_POINTS])
+            warm_up_approximate_search(library, len(X), X[:WARM_UP_POINTS], seed)
+    # What the library prints goes here, not to stdout, whose last line is the record.
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        cpu0 = os.times()
+        t0 = time.perf_counter()
+        Y = fit(X)
+        wall = time.perf_counter() - t0
+        cpu1 = os.times()
     cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
     record = dict(library=library, data=data, seed=seed, fresh=fresh, wall=wall, cpu=cpu,
-                  rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+                  rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  phases=fit_phases(library, fit, output.getvalue()))
     if fresh:
         # Everything but reading the data: import, compilation or cache load, fit.
         record["fresh_total"] = imported + wall
@@ -228,6 +306,40 @@ def table(records, data):
         lines.append(f"| {LABELS[lib]} | {wall:.2f} | {ratio} | {median(lib, 'cpu'):.2f} | "
                      f"{median(lib, 'rss_mb'):.0f} | {first} | "
                      f"{median(lib, 'accuracy'):.3f} | {median(lib, 'trustworthiness'):.3f} |")
+    return "\n".join(lines)
+
+
+#: Columns of the phase table: (key in a record's phases, header).
+PHASE_COLUMNS = (("neighbors", "neighbours s"), ("calibration", "calibration s"),
+                 ("initialization", "initialization s"),
+                 ("early_exaggeration", "early exaggeration s"), ("main", "main s"),
+                 ("ms_per_iteration_main", "ms / main iteration"))
+
+
+def phase_table(records, data):
+    """Markdown table of one data set's median seconds per phase of the warm fits,
+    for the libraries that report phases; "" when none does."""
+    warm = [r for r in records
+            if r["data"] == data and not r["fresh"] and r.get("phases")]
+    libraries = [lib for lib in LIBRARIES if any(r["library"] == lib for r in warm)]
+    if not libraries:
+        return ""
+
+    def median(lib, key):
+        values = [r["phases"][key] for r in warm
+                  if r["library"] == lib and math.isfinite(r["phases"].get(key, math.nan))]
+        return statistics.median(values) if values else None
+
+    headers = [header for _, header in PHASE_COLUMNS] + ["iterations (early + main)"]
+    lines = [f"#### {data}: where the time goes", "",
+             "| library | " + " | ".join(headers) + " |",
+             "|---" * (len(headers) + 1) + "|"]
+    for lib in libraries:
+        cells = [("–" if value is None else f"{value:.2f}")
+                 for value in (median(lib, key) for key, _ in PHASE_COLUMNS)]
+        early, main_ = median(lib, "n_iter_early"), median(lib, "n_iter_main")
+        cells.append("–" if early is None or main_ is None else f"{early:g} + {main_:g}")
+        lines.append(f"| {LABELS[lib]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -278,10 +390,15 @@ def main(argv=None):
                 records.append(run_worker(lib, data, 0, True, args.timeout,
                                           args.peer_threads))
         print(table(records, data) + "\n", flush=True)
+        phases = phase_table(records, data)
+        if phases:
+            print(phases + "\n", flush=True)
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
     view = ("every library on all cores" if args.peer_threads == "all" else
             "the single-thread view: the peers' defaults, nbembed on one thread")
     print(f"Medians of {args.repeats} repeats; {os.cpu_count()} cores; {view}.")
+    print("Phases: nbembed's timings_; openTSNE's own timers from verbose=True (to 0.01 s, "
+          "without its setup and final KL evaluations).")
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
 

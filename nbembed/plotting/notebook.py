@@ -19,8 +19,11 @@ import os
 
 from ._bokeh import require_bokeh
 
-#: Set in the Jupyter server's environment, and so in its kernels', by the extension.
+#: Set in the Jupyter server's environment, and so in its kernels', by the
+#: extension: the URL it serves BokehJS at, below the server's base URL.
 URL_VARIABLE = "NBEMBED_BOKEHJS_URL"
+
+#: Set with :data:`URL_VARIABLE`: the version of bokeh whose BokehJS is served.
 VERSION_VARIABLE = "NBEMBED_BOKEHJS_VERSION"
 
 #: Below the server's base URL; bokeh appends ``static/js/bokeh.min.js`` and the like.

@@ -203,6 +203,23 @@ def write_notebook(path, cells):
     return path
 
 
+#: JavaScript statements defining ``canvases(node)``, every canvas under ``node``
+#: and its shadow roots (BokehJS draws into those), and ``painted(canvas)``,
+#: whether any of its pixels was drawn.
+CANVAS_HELPERS = """
+  const canvases = (node, found = []) => {
+    found.push(...node.querySelectorAll('canvas'));
+    for (const el of node.querySelectorAll('*')) if (el.shadowRoot) canvases(el.shadowRoot, found);
+    return found;
+  };
+  const painted = (canvas) => {
+    if (!canvas.width || !canvas.height) return false;
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) return true;
+    return false;
+  };
+"""
+
 #: JavaScript: the notebook panel open on ``path``.
 _FIND_PANEL = """
 const findPanel = (path) => {

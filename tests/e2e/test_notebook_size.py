@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-from .conftest import _FIND_PANEL, REPO_ROOT, JupyterLab, LabServer, Notebook
+from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, JupyterLab, LabServer, Notebook
 
 #: The setup the shipped notebooks use, and one figure.
 CELLS = [
@@ -37,18 +37,7 @@ BOKEHJS_PATH = "/nbembed/bokehjs/static/js/bokeh.min.js"
 
 #: JavaScript: painted canvases of the bokeh figures in ``scope`` (BokehJS draws
 #: into shadow roots) and the text of the notebook's error outputs.
-_STATE = """(scope) => {
-  const canvases = (node, found = []) => {
-    found.push(...node.querySelectorAll('canvas'));
-    for (const el of node.querySelectorAll('*')) if (el.shadowRoot) canvases(el.shadowRoot, found);
-    return found;
-  };
-  const painted = (canvas) => {
-    if (!canvas.width || !canvas.height) return false;
-    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) return true;
-    return false;
-  };
+_STATE = """(scope) => {""" + CANVAS_HELPERS + """
   const roots = [...document.querySelectorAll(scope + ' [data-root-id]')];
   const errors = [...document.querySelectorAll(scope + ' .jp-OutputArea-output[data-mime-type=' +
                                                '"application/vnd.jupyter.stderr"]')];

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from .conftest import _FIND_PANEL, REPO_ROOT
+from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
 
@@ -28,18 +28,7 @@ _RAN = _FIND_PANEL + """(path) => {
 #: JavaScript: every bokeh document shown in the notebook, with the box it is drawn in,
 #: the box of its output area and how many of its canvases were painted. BokehJS renders
 #: into shadow roots, so canvases are searched through them.
-_FIGURES = """(scope) => {
-  const canvases = (node, found = []) => {
-    found.push(...node.querySelectorAll('canvas'));
-    for (const el of node.querySelectorAll('*')) if (el.shadowRoot) canvases(el.shadowRoot, found);
-    return found;
-  };
-  const painted = (canvas) => {
-    if (!canvas.width || !canvas.height) return false;
-    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) return true;
-    return false;
-  };
+_FIGURES = """(scope) => {""" + CANVAS_HELPERS + """
   return [...document.querySelectorAll(scope + ' [data-root-id]')].map((root) => {
     const drawn = root.firstElementChild;
     const box = drawn ? drawn.getBoundingClientRect() : null;

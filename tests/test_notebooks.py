@@ -56,7 +56,7 @@ def test_notebook_runs(path, tmp_path):
               for out in cell.get("outputs", []) if out.get("output_type") == "error"]
     assert not errors  # nbclient raises on errors already; this guards allow_errors
     assert not network_resources(nb), \
-        "outputs load from the network; use output_notebook(INLINE) (bokeh.resources)"
+        "outputs load from the network; use output_notebook(nbembed.plotting.notebook_resources())"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -203,6 +203,25 @@ def write_notebook(path, cells):
     return path
 
 
+def route_offline(page, server_url, refused, requested=None):
+    """Let ``page`` reach only ``server_url`` (and ``data:`` / ``blob:`` URLs): other
+    requests are refused and listed in ``refused``; every URL is listed in
+    ``requested`` when given. Returns the route handler, for ``page.unroute``."""
+
+    def guard(route):
+        url = route.request.url
+        if requested is not None:
+            requested.append(url)
+        if url.startswith((server_url, "data:", "blob:")):
+            route.continue_()
+        else:
+            refused.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    return guard
+
+
 #: JavaScript statements defining ``canvases(node)``, every canvas under ``node``
 #: and its shadow roots (BokehJS draws into those), and ``painted(canvas)``,
 #: whether any of its pixels was drawn.

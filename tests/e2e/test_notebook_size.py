@@ -18,7 +18,8 @@ import os
 
 import pytest
 
-from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, JupyterLab, LabServer, Notebook
+from .conftest import (_FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, JupyterLab, LabServer, Notebook,
+                       route_offline)
 
 #: The setup the shipped notebooks use, and one figure.
 CELLS = [
@@ -71,17 +72,7 @@ def offline_page(browser_context, server):
     the refused URLs and every URL it requested."""
     page = browser_context.new_page()
     refused, requested = [], []
-
-    def guard(route):
-        url = route.request.url
-        requested.append(url)
-        if url.startswith((server.url, "data:", "blob:")):
-            route.continue_()
-        else:
-            refused.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
+    route_offline(page, server.url, refused, requested)
     try:
         yield page, refused, requested
     finally:

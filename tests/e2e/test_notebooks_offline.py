@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT
+from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, route_offline
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
 
@@ -52,16 +52,7 @@ def offline(lab):
     yields the list of refused URLs."""
     page = lab._ensure_page()
     refused = []
-
-    def guard(route):
-        url = route.request.url
-        if url.startswith((lab.server.url, "data:", "blob:")):
-            route.continue_()
-        else:
-            refused.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
+    guard = route_offline(page, lab.server.url, refused)
     try:
         yield refused
     finally:

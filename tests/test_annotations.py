@@ -512,6 +512,20 @@ def test_add_points_keeps_every_annotation_and_the_undo_history():
     assert ann.n_samples == 8
 
 
+def test_constraints_on_added_points_are_judged_against_every_point():
+    ann = Annotations(5)
+    ann.add_must_link([0, 1, 2])
+    ann.add_cannot_link([0], [3])
+    ann.add_points(3)
+    ann.add_must_link_pairs([[1, 2], [2, 6]])  # (1, 2) is in the group already
+    ann.add_cannot_link_pairs([[0, 3], [3, 7]])  # (0, 3) is across the selections
+    assert ann.must_link_pairs(groups=False).tolist() == [[2, 6]]
+    assert ann.cannot_link_pairs(groups=False).tolist() == [[3, 7]]
+    ann.add_must_link([5, 6, 7])
+    ann.add_must_link([6, 7])  # within the new group
+    assert len(ann.must_link_groups()) == 2
+
+
 # ------------------------------------------------------------ bounded history
 
 def test_the_undo_history_keeps_the_latest_steps_within_its_limits(monkeypatch):

@@ -199,7 +199,7 @@ def test_undo_then_redo_gives_the_same_annotations(operations, back):
 
 
 STEPS = st.one_of(ADDITIONS, st.tuples(st.just("undo")), st.tuples(st.just("redo")),
-                  st.tuples(st.just("clear")))
+                  st.tuples(st.just("clear")), st.tuples(st.just("add_points"), st.just(2)))
 
 
 @given(operations=st.lists(STEPS, max_size=14), probes=st.lists(ADDITIONS, max_size=4))

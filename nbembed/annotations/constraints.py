@@ -82,24 +82,24 @@ class _Constraints:
             new = redundancy.new_must_link_pairs(item, self._must_link_pairs,
                                                  index.matrix("groups", groups), self._n)
             return frozen(new) if len(new) else None
-        a_sides = [a for a, _ in self._cannot_link_groups]
-        b_sides = [b for _, b in self._cannot_link_groups]
+        selections = self._cannot_link_groups
         if list_name == "_cannot_link_groups":
             present = redundancy.cannot_link_is_present(
-                *item, functools.partial(index.holding, "cannot-link a", a_sides),
-                functools.partial(index.holding, "cannot-link b", b_sides))
+                *item, functools.partial(index.holding, "cannot-link a", selections, side=0),
+                functools.partial(index.holding, "cannot-link b", selections, side=1))
             return None if present else item
         new = redundancy.new_cannot_link_pairs(item, self._cannot_link_pairs,
-                                               index.matrix("cannot-link a", a_sides),
-                                               index.matrix("cannot-link b", b_sides),
+                                               index.matrix("cannot-link a", selections, 0),
+                                               index.matrix("cannot-link b", selections, 1),
                                                self._n)
         return frozen(new) if len(new) else None
 
     def _membership_index(self):
         """The :class:`~nbembed.annotations.redundancy.MembershipIndex` of these
-        annotations, made on first use (:meth:`copy` gives the copy its own)."""
+        annotations, made on first use and anew when points were added
+        (:meth:`copy` gives the copy its own)."""
         index = self.__dict__.get("_membership")
-        if index is None:
+        if index is None or index.n_samples != self._n:
             index = self._membership = redundancy.MembershipIndex(self._n)
         return index
 

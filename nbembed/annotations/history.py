@@ -172,8 +172,11 @@ class _UndoHistory:
         self._soft[step.rows] = step.soft
         self._conf[step.rows] = step.confidence
         if step.appended_to is not None:
-            inverse = inverse._replace(
-                removed=(step.appended_to, getattr(self, step.appended_to).pop()))
+            items = getattr(self, step.appended_to)
+            # A shorter copy, not pop(): a constraint list only ever changes in place
+            # by appending, which the membership index relies on (redundancy.py).
+            setattr(self, step.appended_to, items[:-1])
+            inverse = inverse._replace(removed=(step.appended_to, items[-1]))
         if step.removed is not None:
             name, item = step.removed
             getattr(self, name).append(item)

@@ -29,9 +29,9 @@ import scipy.sparse as sp
 class _Entry(NamedTuple):
     """What :class:`MembershipIndex` keeps of one list."""
 
-    items: tuple  # the groups read, kept alive so that their ids stay theirs
-    ids: tuple  # id() of each
-    points: np.ndarray  # the points of all groups, end to end
+    source: list  # the list read, kept alive so that no other list can take its id
+    n_read: int  # how many of its items are read
+    points: np.ndarray  # the points of those groups, end to end
     owners: np.ndarray  # the group of each of them
     matrix: object  # the points x groups CSR matrix, made on first request
 
@@ -42,53 +42,53 @@ class MembershipIndex:
     Looking through every group for each new constraint would make adding ``G``
     constraints (reading a file, merging one) cost ``G**2`` in slow steps. For
     each list this keeps the groups' points laid end to end with the group
-    each belongs to, with the items they were read from; when the list is those
-    items with more appended, only the new items are added, and when it is
-    anything else (an undo, a redo or a merge put back an older list) it is
-    read anew. Items are immutable arrays, so the same objects mean the same
-    groups.
+    each belongs to. It relies on a rule of the annotations: a constraint list
+    only ever changes in place by appending; an undo, a clear or an undone
+    merge puts a new list in its place. So while the list is the same object,
+    the items read are still its first ones and only those appended since are
+    added; another list is read anew.
     """
 
     def __init__(self, n_samples):
-        self._n = n_samples
+        self.n_samples = n_samples
         self._built = {}  # name -> _Entry
 
-    def _entry(self, name, groups):
-        ids = tuple(map(id, groups))  # the items kept alive in an entry keep their ids
+    def _entry(self, name, items, side):
         entry = self._built.get(name)
-        if entry is None or ids[:len(entry.ids)] != entry.ids:
-            entry = _Entry((), (), np.empty(0, np.int64), np.empty(0, np.int64), None)
-        if len(entry.ids) < len(ids):
-            new = groups[len(entry.ids):]
-            owners = np.repeat(np.arange(len(entry.ids), len(ids)), [len(g) for g in new])
-            entry = _Entry(tuple(groups), ids, np.concatenate([entry.points, *new]),
+        if entry is None or entry.source is not items or entry.n_read > len(items):
+            entry = _Entry(items, 0, np.empty(0, np.int64), np.empty(0, np.int64), None)
+        if entry.n_read < len(items):
+            new = [item if side is None else item[side] for item in items[entry.n_read:]]
+            owners = np.repeat(np.arange(entry.n_read, len(items)), [len(g) for g in new])
+            entry = _Entry(items, len(items), np.concatenate([entry.points, *new]),
                            np.concatenate([entry.owners, owners]), None)
         self._built[name] = entry
         return entry
 
-    def holding(self, name, groups, selection):
-        """The positions in ``groups`` (kept as ``name``) of the groups that hold every
-        point of the sorted ``selection``, as a set."""
-        entry = self._entry(name, groups)
-        # Only a group that holds the first point can hold them all.
-        candidates = entry.owners[entry.points == selection[0]]
-        return {int(c) for c in candidates if _holds(groups[c], selection)}
+    def holding(self, name, items, selection, side=None):
+        """The positions in ``items`` (kept as ``name``) of the groups that hold every
+        point of the sorted ``selection``, as a set.
 
-    def matrix(self, name, groups):
-        """The points x groups incidence matrix of ``groups`` (kept as ``name``), CSR of
-        int8, or None without groups."""
-        entry = self._entry(name, groups)
-        if entry.matrix is None and len(groups):
+        ``items`` is a constraint list; its groups are the items themselves, or
+        with ``side`` 0 or 1 that side of each item (a pair of selections).
+        """
+        entry = self._entry(name, items, side)
+        wanted = np.zeros(self.n_samples, dtype=bool)
+        wanted[selection] = True
+        # A group holds the selection when it holds as many of its points (groups
+        # and selections have distinct points).
+        held = np.bincount(entry.owners[wanted[entry.points]], minlength=entry.n_read)
+        return set(np.flatnonzero(held == len(selection)).tolist())
+
+    def matrix(self, name, items, side=None):
+        """The points x groups incidence matrix of ``items`` (kept as ``name``, groups
+        as in :meth:`holding`), CSR of int8, or None without groups."""
+        entry = self._entry(name, items, side)
+        if entry.matrix is None and len(items):
             matrix = sp.csr_matrix((np.ones(len(entry.points), dtype=np.int8),
-                                    (entry.points, entry.owners)), shape=(self._n, len(groups)))
+                                    (entry.points, entry.owners)), shape=(self.n_samples, len(items)))
             entry = self._built[name] = entry._replace(matrix=matrix)
         return entry.matrix
-
-
-def _holds(group, selection):
-    """Whether the sorted ``group`` holds every point of the sorted ``selection``."""
-    at = np.searchsorted(group, selection)
-    return bool(at[-1] < len(group) and np.array_equal(group[at], selection))
 
 
 def _shared_group(member, i, j):

@@ -86,7 +86,8 @@ class MembershipIndex:
         entry = self._entry(name, items, side)
         if entry.matrix is None and len(items):
             matrix = sp.csr_matrix((np.ones(len(entry.points), dtype=np.int8),
-                                    (entry.points, entry.owners)), shape=(self.n_samples, len(items)))
+                                    (entry.points, entry.owners)),
+                                   shape=(self.n_samples, len(items)))
             entry = self._built[name] = entry._replace(matrix=matrix)
         return entry.matrix
 

@@ -19,7 +19,9 @@ after the other actions, only that the run has not failed):
 * **pins**: the pinned points must be those the actions asked for;
 * **exceptions**: errors logged by nbembed, a run that failed, and valid
   messages the Explorer refused;
-* **memory**: the process's resident set size, sampled every 10 s. The
+* **memory**: the process's resident set size, sampled every 10 s, with the
+  Python objects allocated and the size of the annotations (as JSON), so that
+  growth of the data the user made can be told from a leak. The
   growth is measured from the end of the warm-up, when the bounded histories
   have filled (the undo history holds its ``MAX_UNDO_STEPS`` steps) and at
   least ``--warm-up`` seconds have passed, to the end of the run; each end is
@@ -92,6 +94,12 @@ def rss_mib():
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
     return pages * 4096 / 2**20
+
+
+def memory_sample(ex):
+    """The resident set size (MiB), the Python objects allocated, and the size of
+    the Explorer's annotations as JSON (KiB)."""
+    return rss_mib(), sys.getallocatedblocks(), len(ex.annotations.to_json()) / 1024
 
 
 def custom(content, buffers=()):
@@ -406,21 +414,23 @@ def main(argv=None):
             soak.act()
             actions += 1
             if now >= next_sample:
-                samples.append((now - start, rss_mib()))
+                samples.append((now - start, *memory_sample(ex)))
                 next_sample += 10.0
                 if (warmed_up is None and now - start >= args.warm_up
                         and len(ex.annotations) >= MAX_UNDO_STEPS):
                     warmed_up = len(samples) - 1
             if now >= next_report:
                 next_report += args.report_every
-                print(f"{now - start:6.0f} s: {actions} actions, RSS {rss_mib():.0f} MiB, "
-                      f"annotations {ex.annotations.counts()}", flush=True)
+                _, mib, blocks, kib = samples[-1]
+                print(f"{now - start:6.0f} s: {actions} actions, RSS {mib:.0f} MiB, "
+                      f"{blocks} Python objects, annotations {kib:.0f} KiB "
+                      f"{ex.annotations.counts()}", flush=True)
             time.sleep(max(0.0, start + actions / args.rate - time.monotonic()))
         elapsed = time.monotonic() - start
         soak.check("the last action")
         final = rss_mib()
         ann = ex.annotations
-        rss = [mib for _, mib in samples]
+        rss = [mib for _, mib, _, _ in samples]
         if warmed_up is None:
             print("the warm-up did not end (undo history not full): growth from the start")
             warmed_up = 0
@@ -438,6 +448,9 @@ def main(argv=None):
               f"({samples[warmed_up][0]:.0f} s), {max(rss):.0f} MiB at most, {end:.0f} MiB in "
               f"the last minute ({final:.0f} MiB at the end): growth {100 * growth:+.1f}% "
               f"(goal <= 10%), {100 * (end - rss[0]) / rss[0]:+.1f}% from the start")
+        (_, _, blocks_0, kib_0), (_, _, blocks_1, kib_1) = samples[warmed_up], samples[-1]
+        print(f"over the same span: Python objects {blocks_0} -> {blocks_1}, annotations "
+              f"{kib_0:.0f} -> {kib_1:.0f} KiB as JSON")
         for failure in (soak.failures + errors.messages)[:20]:
             print("  ", failure)
         ok = not soak.failures and not errors.messages and growth <= 0.10

@@ -129,6 +129,13 @@ class NewPoints:
         self.input_precision = input_precision
         self.reach = reach
 
+    def __getstate__(self):
+        # The transposed copy of the training data that the neighbour search builds
+        # on first use would double a saved estimator; it is built again when needed.
+        state = self.__dict__.copy()
+        state.pop("_data_t", None)
+        return state
+
     def with_perplexity(self, perplexity):
         """A copy whose new points' neighbourhoods are calibrated to ``perplexity``:
         over 3 * perplexity neighbours, or over all reference points where this

@@ -112,17 +112,9 @@ class FittedMap:
     n_features_in_ : int
         Columns a chunk must have (with ``metric="precomputed"``: the number of
         training points, the rows being dissimilarities to them).
-    n_components : int
-        Dimension of the embedding.
-    n_reference : int
-        Number of training points.
-    metric : str
-        Input metric of the fit.
     accepts_sparse : bool
         Whether chunks may be scipy.sparse matrices (data rows with
         ``metric="euclidean"`` or ``"cosine"``).
-    n_classes : int or None
-        Mbed's number of classes; None for methods that do not classify.
     """
 
     def __init__(self, placer, *, method, n_features_in, accepts_sparse, directions=None,
@@ -171,18 +163,22 @@ class FittedMap:
     # -- description -----------------------------------------------------------------------
     @property
     def metric(self):
+        """Input metric of the fit (str), or "precomputed"."""
         return self._placer.metric
 
     @property
     def n_components(self):
+        """Dimension of the embedding (int)."""
         return self._placer.embedding.shape[1]
 
     @property
     def n_reference(self):
+        """Number of training points (int)."""
         return self._placer.n_reference
 
     @property
     def n_classes(self):
+        """Mbed's number of classes (int); None for methods that do not classify."""
         return None if self._directions is None else self._directions.shape[0]
 
     @property
@@ -221,7 +217,7 @@ class FittedMap:
 
         Parameters
         ----------
-        X : array-like or scipy.sparse matrix (n_rows, n_features_in_)
+        X : array-like or scipy.sparse matrix (n_rows, n_features)
             New rows (sparse where the estimator took sparse data); with
             ``metric="precomputed"`` their dissimilarities to the training
             points. No rows give an empty result.
@@ -256,7 +252,7 @@ class FittedMap:
 
         Parameters
         ----------
-        X : array-like or scipy.sparse matrix (n_rows, n_features_in_)
+        X : array-like or scipy.sparse matrix (n_rows, n_features)
 
         Returns
         -------
@@ -305,7 +301,7 @@ class FittedMap:
 
         Parameters
         ----------
-        X : array-like or scipy.sparse matrix (n_rows, n_features_in_)
+        X : array-like or scipy.sparse matrix (n_rows, n_features)
 
         Returns
         -------

@@ -1,0 +1,159 @@
+"""nbembed.dask: a fitted map placed chunk by chunk on a Dask cluster of two processes."""
+
+import logging
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("dask.distributed")
+da = pytest.importorskip("dask.array")
+
+import dask  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+import nbembed.dask as nbdask  # noqa: E402
+from nbembed import HSSNE, Mbed  # noqa: E402
+from nbembed.fitted_map import FittedMap, fitted_map  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(X))
+    return X[order][:300], X[order][300:540]
+
+
+@pytest.fixture(scope="module")
+def hssne(digits):
+    return HSSNE(perplexity=20, max_iter=300, random_state=0).fit(digits[0])
+
+
+@pytest.fixture(scope="module")
+def mbed(digits):
+    return Mbed(n_classes=3, max_iter=100, random_state=0).fit(digits[0])
+
+
+def test_cluster_places_rows_as_in_memory(client, hssne, digits):
+    X_new = digits[1]
+    Y = nbdask.transform(hssne, da.from_array(X_new, chunks=70))
+    assert Y.shape == (240, 2) and Y.chunks == ((70, 70, 70, 30), (2,))
+    assert Y.dtype == np.float64
+    assert np.array_equal(client.compute(Y).result(), hssne.transform(X_new))
+    # The chunks ran on the workers, not here.
+    pids = set(client.run(lambda: __import__("os").getpid()).values())
+    assert len(pids) == 2 and __import__("os").getpid() not in pids
+
+
+def test_chunks_their_order_and_threads_change_nothing(client, hssne, digits):
+    X_new = digits[1]
+    placer = fitted_map(hssne)
+    expected = placer.transform(X_new)
+    order = np.random.default_rng(2).permutation(len(X_new))
+    shuffled = da.from_array(X_new[order], chunks=((1, 99, 17, 0, 123), (30, 34)))
+    Y = nbdask.transform(placer, shuffled)
+    assert np.array_equal(client.compute(Y).result(), expected[order])
+    uneven = nbdask.transform(placer, da.from_array(X_new, chunks=13))
+    assert np.array_equal(uneven.compute(scheduler="threads", num_workers=4), expected)
+    assert np.array_equal(uneven.compute(scheduler="sync"), expected)
+
+
+def test_the_map_enters_the_graph_once(hssne, digits):
+    placer = fitted_map(hssne)
+    Y = nbdask.transform(placer, da.from_array(digits[1], chunks=40))
+    graph = dict(Y.__dask_graph__())
+    holding = [key for key, task in graph.items()
+               if isinstance(getattr(task, "value", None), FittedMap)]
+    assert len(holding) == 1
+    blocks = [key for key in graph if isinstance(key, tuple) and key[0] == Y.name]
+    assert len(blocks) == 6
+    assert all(holding[0] in graph[key].dependencies for key in blocks)
+    # transform and predict of the same map share that task.
+    again = nbdask.transform(fitted_map(hssne), da.from_array(digits[1], chunks=40))
+    assert holding[0] in dict(again.__dask_graph__())
+
+
+def test_mbed_predicts_as_in_memory(client, mbed, digits):
+    X_new = da.from_array(digits[1], chunks=50)
+    placer = fitted_map(mbed)
+    proba, labels = client.compute([nbdask.predict_proba(mbed, X_new),
+                                    nbdask.predict(placer, X_new)], sync=True)
+    assert proba.shape == (240, 3) and labels.shape == (240,)
+    assert np.array_equal(proba, placer.predict_proba(digits[1]))
+    np.testing.assert_allclose(proba, mbed.predict_proba(digits[1]), rtol=0, atol=1e-13)
+    assert np.array_equal(labels, mbed.predict(digits[1]))
+
+
+def test_far_rows_are_counted(client, hssne, digits):
+    rows = np.vstack([digits[1][:30], digits[1][:5] + 500.0])
+    far = nbdask.far_from_training(hssne, da.from_array(rows, chunks=10))
+    assert far.dtype == bool and far.shape == (35,)
+    assert int(client.compute(far.sum()).result()) == 5
+
+
+def test_empty_chunks_are_placed_as_nothing(client, hssne, digits):
+    X_new = digits[1][:40]
+    X = da.from_array(X_new, chunks=((0, 20, 0, 20, 0), (64,)))
+    assert np.array_equal(client.compute(nbdask.transform(hssne, X)).result(),
+                          hssne.transform(X_new))
+    # Chunks of unknown size, such as a boolean selection leaves.
+    selected = da.from_array(X_new, chunks=10)
+    selected = selected[selected[:, 0] > 100]  # no row: every chunk empty
+    assert np.isnan(selected.shape[0])
+    assert client.compute(nbdask.transform(hssne, selected)).result().shape == (0, 2)
+
+
+def test_bad_input_is_refused_clearly(client, hssne, digits):
+    X_new = digits[1]
+    with pytest.raises(ValueError, match="X has 10 columns, but the fitted map of HSSNE is "
+                                         "expecting 64"):
+        nbdask.transform(hssne, da.from_array(X_new[:, :10], chunks=50))
+    bad = X_new.copy()
+    bad[130, 5] = np.nan
+    Y = nbdask.transform(hssne, da.from_array(bad, chunks=50))  # lazy: no error yet
+    with pytest.raises(ValueError, match=r"In chunk 2 of X \(rows 100 to 149; .*\): .*NaN.*\(30, 5\)"):
+        client.compute(Y).result()
+    with pytest.raises(TypeError, match="dask.array.Array or a dask.dataframe.DataFrame"):
+        nbdask.transform(hssne, X_new)
+    with pytest.raises(ValueError, match="2-D dask array"):
+        nbdask.transform(hssne, da.from_array(X_new[0], chunks=10))
+    with pytest.raises(ValueError, match="does not classify"):
+        nbdask.predict(hssne, da.from_array(X_new, chunks=50))
+
+
+def test_dataframes_keep_their_index(client, hssne, mbed, digits):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X_new = digits[1]
+    frame = pd.DataFrame(X_new, columns=[f"pixel{i}" for i in range(64)],
+                         index=np.arange(1000, 1240))
+    X = dd.from_pandas(frame, npartitions=4)
+    Y = client.compute(nbdask.transform(hssne, X)).result()
+    assert list(Y.columns) == ["hssne0", "hssne1"]
+    assert np.array_equal(Y.index, frame.index)
+    assert np.array_equal(Y.to_numpy(), hssne.transform(X_new))
+    labels = client.compute(nbdask.predict(mbed, X)).result()
+    assert np.array_equal(labels.to_numpy(), mbed.predict(X_new))
+    proba = nbdask.predict_proba(mbed, X)
+    assert list(proba.columns) == ["class0", "class1", "class2"]
+    bad = frame.copy()
+    bad.iloc[200, 3] = np.nan
+    with pytest.raises(ValueError, match=r"In partition 3 of X \(index 1180 to 1239; .*\): .*NaN.*\(20, 3\)"):
+        client.compute(nbdask.transform(hssne, dd.from_pandas(bad, npartitions=4))).result()
+    with pytest.raises(ValueError, match="X has 63 columns"):
+        nbdask.transform(hssne, X[X.columns[1:]])
+    text = dd.from_pandas(frame.assign(pixel0=frame["pixel0"].astype(str)), npartitions=2)
+    with pytest.raises(TypeError, match=r"non-numeric columns \['pixel0'\]"):
+        nbdask.transform(hssne, text)

@@ -136,6 +136,12 @@ class NewPoints:
         state.pop("_data_t", None)
         return state
 
+    def __copy__(self):
+        # A shallow copy (with_perplexity's) shares that copy instead of building another.
+        placer = type(self).__new__(type(self))
+        placer.__dict__.update(self.__dict__)
+        return placer
+
     def with_perplexity(self, perplexity):
         """A copy whose new points' neighbourhoods are calibrated to ``perplexity``:
         over 3 * perplexity neighbours, or over all reference points where this

@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import pickle
-import warnings
 
 import numpy as np
 import scipy.sparse as sp

@@ -8,7 +8,6 @@ import pytest
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
 
-import dask  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
 import nbembed.dask as nbdask  # noqa: E402
@@ -123,7 +122,8 @@ def test_bad_input_is_refused_clearly(client, hssne, digits):
     bad = X_new.copy()
     bad[130, 5] = np.nan
     Y = nbdask.transform(hssne, da.from_array(bad, chunks=50))  # lazy: no error yet
-    with pytest.raises(ValueError, match=r"In chunk 2 of X \(rows 100 to 149; .*\): .*NaN.*\(30, 5\)"):
+    in_chunk = r"In chunk 2 of X \(rows 100 to 149; .*\): .*NaN.*\(30, 5\)"
+    with pytest.raises(ValueError, match=in_chunk):
         client.compute(Y).result()
     with pytest.raises(TypeError, match="dask.array.Array or a dask.dataframe.DataFrame"):
         nbdask.transform(hssne, X_new)
@@ -150,10 +150,20 @@ def test_dataframes_keep_their_index(client, hssne, mbed, digits):
     assert list(proba.columns) == ["class0", "class1", "class2"]
     bad = frame.copy()
     bad.iloc[200, 3] = np.nan
-    with pytest.raises(ValueError, match=r"In partition 3 of X \(index 1180 to 1239; .*\): .*NaN.*\(20, 3\)"):
+    in_partition = r"In partition 3 of X \(index 1180 to 1239; .*\): .*NaN.*\(20, 3\)"
+    with pytest.raises(ValueError, match=in_partition):
         client.compute(nbdask.transform(hssne, dd.from_pandas(bad, npartitions=4))).result()
     with pytest.raises(ValueError, match="X has 63 columns"):
         nbdask.transform(hssne, X[X.columns[1:]])
     text = dd.from_pandas(frame.assign(pixel0=frame["pixel0"].astype(str)), npartitions=2)
     with pytest.raises(TypeError, match=r"non-numeric columns \['pixel0'\]"):
         nbdask.transform(hssne, text)
+
+
+def test_sparse_chunks(client, digits):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, X_new = digits
+    model = HSSNE(perplexity=10, max_iter=150, random_state=0).fit(sparse.csr_matrix(X))
+    rows = da.from_array(X_new[:100], chunks=30).map_blocks(sparse.csr_matrix, dtype=float)
+    assert np.array_equal(client.compute(nbdask.transform(model, rows)).result(),
+                          model.transform(sparse.csr_matrix(X_new[:100])))

@@ -19,6 +19,11 @@ def __getattr__(name):
     if name == "Explorer":
         from .widget import Explorer
         return Explorer
+    # The AnnData functions import anndata only when called; the module itself
+    # is loaded on first use, like ``scanpy.tl``.
+    if name == "tl":
+        import importlib
+        return importlib.import_module(".tl", __name__)
     raise AttributeError(f"module 'nbembed' has no attribute {name!r}")
 
 

@@ -26,7 +26,8 @@ import traitlets
 
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
-from . import annotating, arguments, messages
+from ..tl import DEFAULT_LABELS_KEY, annotations_to_obs
+from . import anndata_input, annotating, arguments, messages
 from .arrows import ForceArrows
 from .marks import constraint_marks
 from .controls import LiveControls
@@ -79,16 +80,18 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
 
     Parameters
     ----------
-    X : array-like (n_samples, n_features)
+    X : array-like (n_samples, n_features) or anndata.AnnData
         The data, as ``method.prepare`` accepts it; with
-        ``method="precomputed"`` the embedding to show.
+        ``method="precomputed"`` the embedding to show. An AnnData shows its
+        cells: ``adata.X`` or ``adata.obsm[use_rep]`` (see docs/anndata.md).
     method : estimator or "precomputed", default None
         Anything with ``prepare(X, y, annotations=...)`` returning a run
         (:class:`nbembed.optim.protocol.Run`); None means ``HSSNE(alpha=1.0)``.
         "precomputed" shows ``X`` as it is (no optimization).
-    labels : array-like of int (n_samples,), optional
+    labels : array-like of int (n_samples,) or str, optional
         Known classes, -1 for unlabelled points. Without ``annotations`` they
-        become the starting labels of ``annotations``.
+        become the starting labels of ``annotations``. With an AnnData, the
+        name of an ``obs`` column (missing values for unlabelled cells).
     class_names : list of str, optional
         Names of the classes.
     annotations : Annotations, optional
@@ -109,6 +112,13 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     data : pandas.DataFrame or dict of array-like, optional
         Columns to colour by: each is offered in the colour menu under its
         name (see :meth:`color_by_values`).
+    color : str or list of str, optional
+        Names of columns of ``data`` to colour by at first (the first one);
+        with an AnnData, ``obs`` columns or genes of ``var_names``, offered
+        in the colour menu under their names.
+    use_rep : str, optional
+        With an AnnData: the ``obsm`` entry to embed (such as "X_pca"); None
+        uses ``adata.X``.
     frame_rate : float, default 25
         Most position updates per second sent to the browser.
     extra_iterations : int, default 200
@@ -202,8 +212,11 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
 
     def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
                  colors=None, hover_text=None, images=None, autostart=True, view="first-two",
-                 *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS):
+                 *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS,
+                 color=None, use_rep=None):
         _require_bundle(type(self))
+        X, labels, class_names, data, color = anndata_input.explorer_input(
+            X, use_rep=use_rep, labels=labels, class_names=class_names, color=color, data=data)
         if method is None:
             method = default_method()
         elif isinstance(method, str):
@@ -248,7 +261,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self._refresh_labels()
         initial = dict(n_points=n, view=view, frame_rate=frame_rate,
                        color_options=["label"] + list(self._user_colorings),
-                       color_by="label" if colors is None else "user",
+                       color_by=color or ("label" if colors is None else "user"),
                        class_names=list(self.annotations.class_names),
                        annotation_summary=annotating.describe(self.annotations),
                        _marks=constraint_marks(self.annotations, self._labels))
@@ -420,6 +433,13 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
                                         confidence) if self._adopted is not None else ""
         self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
         self.update_annotations()
+
+    def labels_to_obs(self, adata, key=DEFAULT_LABELS_KEY, *, copy=False):
+        """Write the labels made so far to ``adata.obs[key]`` as a categorical column
+        (unlabelled cells missing); see :func:`nbembed.tl.annotations_to_obs`."""
+        with self._ann_lock:
+            annotations = self.annotations.copy()
+        return annotations_to_obs(adata, annotations, key, copy=copy)
 
     def _max_classes(self):
         """Most classes the method can use (Mbed's ``n_classes``), or None for no limit."""

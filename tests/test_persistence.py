@@ -17,6 +17,7 @@ import os
 import pathlib
 import pickle
 import re
+import threading
 import warnings
 
 import numpy as np
@@ -281,6 +282,36 @@ def test_a_session_comes_back_as_it_was_and_goes_on_from_there(explorers, sessio
     assert np.abs(Y - saved["embedding"]).max() < 0.5 * extent
     assert np.ptp(Y, axis=0).max() > 0.5 * extent  # not a new start (1e-4 wide)
     assert not np.array_equal(Y, saved["embedding"])
+
+
+def test_saving_a_session_again_before_its_run_is_prepared_keeps_the_positions(
+        explorers, session, tmp_path, monkeypatch):
+    X = blobs()
+    ex = explorers(X)
+    ex.step(25)
+    ex.wait(timeout=120)
+    first = session.save_session(ex, tmp_path / "first.npz")
+    release = threading.Event()
+    own_prepare = HSSNE.prepare
+
+    def slow_prepare(self, *args, **kwargs):
+        assert release.wait(60)
+        return own_prepare(self, *args, **kwargs)
+
+    monkeypatch.setattr(HSSNE, "prepare", slow_prepare)
+    back = session.load_session(first, X=X)
+    try:
+        assert back.run is None  # still preparing
+        second = session.save_session(back, tmp_path / "second.npz")
+    finally:
+        release.set()
+    back.wait(timeout=120)
+    back.stop(timeout=30)
+    saved = [session.read_session(path) for path in (first, second)]
+    assert saved[1][0]["run"] == saved[0][0]["run"]
+    np.testing.assert_array_equal(saved[1][1]["run.embedding"], ex.embedding)
+    with pytest.raises(TypeError, match="numeric"):
+        session.load_session(first, X=[["a", "b", "c"]] * 60)
 
 
 def test_a_session_file_holds_no_pickle(explorers, session, tmp_path):

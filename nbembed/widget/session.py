@@ -38,6 +38,7 @@ import numbers
 import os
 import pathlib
 import warnings
+import weakref
 import zipfile
 import zlib
 
@@ -65,7 +66,7 @@ PRECOMPUTED = "precomputed"
 #: step and λ (other runs have none of them).
 SCHEDULE_STATE = ("schedule_position", "anneal_step", "radius", "lambda_", "current_lambda")
 #: Explorer arguments a session restores itself; ``load_session`` refuses them.
-RESTORED = frozenset({"X", "method", "labels", "class_names", "annotations", "colors", "data",
+RESTORED = frozenset({"method", "labels", "class_names", "annotations", "colors", "data",
                       "hover_text", "images", "color", "use_rep"})
 #: Statuses in which the saved Explorer was optimizing, or would have once prepared;
 #: a restored one starts optimizing then (a finished run restored as finished does not
@@ -164,6 +165,13 @@ def save_session(explorer, path, include_data=False):
 def _run_document(explorer, arrays):
     """The run's state (positions, schedule, sliders), or None before there is a run."""
     run = explorer.run
+    restoring = _RESTORING.get(explorer)
+    if run is None and restoring is not None:
+        # Opened from a session, its run still being prepared (or just prepared and
+        # not yet handed over): save the state it starts from.
+        run = restoring.run()
+        if run is None and restoring.state is not None:
+            return _pending_run_document(restoring.state, arrays)
     if run is None:
         return None
     with _config.KERNEL_LOCK:  # one moment between two iterations
@@ -203,6 +211,14 @@ def _run_document(explorer, arrays):
         "pinned_classes": _stored(arrays, "run.pinned_classes", pinned_classes)
         if pinned_classes is not None and len(pinned_classes) else None,
     }
+
+
+def _pending_run_document(state, arrays):
+    """The run entry of a session whose run is still being prepared from ``state``."""
+    document = dict(state["document"])
+    for name in ("embedding", "anchors", "pinned_classes"):
+        document[name] = _stored(arrays, f"run.{name}", state[name])
+    return document
 
 
 def _display_document(explorer, arrays):
@@ -474,13 +490,13 @@ def _canonical_data(X):
             return values
         return np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     except (TypeError, ValueError) as err:
-        raise TypeError(f"a session needs numeric data to store or fingerprint; the "
-                        f"Explorer's data are {type(X).__name__} ({err}).") from None
+        raise TypeError(f"a session needs numeric data (to store or fingerprint); got "
+                        f"{type(X).__name__} ({err}).") from None
 
 
-def _session_data(document, arrays, X):
-    """The data to show: ``X`` checked against the saved fingerprint, or those stored."""
-    info = document["data"]
+def _session_data(info, arrays, X):
+    """The data to show: ``X`` checked against the saved fingerprint, or those stored
+    (``info``: the document's data entry)."""
     if not isinstance(info, dict) or \
             set(info) != {"included", "sparse", "shape", "sha256"} or \
             not isinstance(info["shape"], list) or \
@@ -636,14 +652,15 @@ def read_session(path):
 
 def _restored_parts(document, arrays, X):
     """Everything the Explorer is built from, checked before anything is built."""
+    n = document.get("n_samples")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise SessionError(f"n_samples must be a positive integer; got {n!r}.")
+    # Outside the checks of the document below: a TypeError here is about the X given.
+    X = _session_data(document.get("data"), arrays, X)
+    rows = document["data"]["shape"][0]
+    if rows != n:
+        raise SessionError(f"the data have {rows} rows; the session is of {n} points.")
     try:
-        n = document["n_samples"]
-        if not isinstance(n, int) or n < 1:
-            raise SessionError(f"n_samples must be a positive integer; got {n!r}.")
-        X = _session_data(document, arrays, X)
-        if document["data"]["shape"][0] != n:
-            raise SessionError(f"the data have {document['data']['shape'][0]} rows; the "
-                               f"session is of {n} points.")
         annotations = _annotations(document["annotations"], n)
         method_doc = document["method"]
         if method_doc == {"name": PRECOMPUTED}:
@@ -677,8 +694,9 @@ def _restored_explorer(parts, explorer_kwargs):
     from .explorer import Explorer
 
     method, run, display = parts["method"], parts["run"], parts["display"]
+    restoring = None
     if run is not None:
-        _start_from_saved_state(method, run)
+        restoring = _start_from_saved_state(method, run)
         status = run["status"]
     else:
         status = "running"
@@ -688,6 +706,8 @@ def _restored_explorer(parts, explorer_kwargs):
     explorer = Explorer(parts["X"], method=method, labels=parts["labels"],
                         annotations=parts["annotations"], data=display["colorings"] or None,
                         hover_text=display["hover_text"], images=display["images"], **kwargs)
+    if restoring is not None:
+        _RESTORING[explorer] = restoring
     try:
         if run is not None and run["pinned"] is not None:
             explorer._show_pins(run["pinned"])  # the run pins them as it is prepared
@@ -734,6 +754,18 @@ class _SavedRun:
         return dict(self._params)
 
 
+class _Restoring:
+    """An opened session's run state until its run is prepared, then (weakly) that run."""
+
+    def __init__(self, state):
+        self.state = state
+        self.run = lambda: None
+
+
+#: Explorer -> its :class:`_Restoring`, for Explorers opened from a session.
+_RESTORING = weakref.WeakKeyDictionary()
+
+
 def _start_from_saved_state(method, state):
     """Make the Explorer's first ``method.prepare`` start the run at the saved state.
 
@@ -742,21 +774,32 @@ def _start_from_saved_state(method, state):
     passes the saved positions as ``init`` (and Parametric Embedding's class
     positions as ``class_init``) and then moves the new run to the saved point
     of its schedule. A later restart calls the class's own ``prepare`` again.
+
+    Returns
+    -------
+    _Restoring
+        The state until the run is made, then the run.
     """
     own_prepare = type(method).prepare
     takes_class_init = "class_init" in inspect.signature(own_prepare).parameters
+    restoring = _Restoring(state)
 
     def prepare(X, y=None, annotations=None, init=None):
-        del method.prepare
-        extra = {}
-        if state["anchors"] is not None and takes_class_init:
-            extra["class_init"] = state["anchors"]
-        run = own_prepare(method, X, y, annotations=annotations, init=state["embedding"],
-                          **extra)
-        _continue_saved_run(run, state)
+        try:
+            extra = {}
+            if state["anchors"] is not None and takes_class_init:
+                extra["class_init"] = state["anchors"]
+            run = own_prepare(method, X, y, annotations=annotations, init=state["embedding"],
+                              **extra)
+            _continue_saved_run(run, state)
+        finally:
+            del method.prepare  # the estimator is itself again (and pickles)
+        restoring.run = weakref.ref(run)
+        restoring.state = None
         return run
 
     method.prepare = prepare
+    return restoring
 
 
 def _continue_saved_run(run, state):
@@ -827,7 +870,8 @@ def _run_state(document, arrays, n):
             "params": {name: _number_from_document(value)
                        for name, value in _mapping(document["params"], "params").items()},
             "schedule": schedule, "sliders": sliders, "embedding": embedding,
-            "anchors": anchors, "pinned_classes": pinned_classes, "pinned": None}
+            "anchors": anchors, "pinned_classes": pinned_classes, "pinned": None,
+            "document": document}
 
 
 def _check_dimensions(method, run):

@@ -115,6 +115,94 @@ def check_metric(metric, name="metric"):
                      f"'manhattan'); got {metric!r}.")
 
 
+#: Non-numeric columns named at most in the error for a data frame.
+SHOWN_COLUMNS = 10
+
+
+def table_kind(obj):
+    """``(library, kind)`` of a pandas or polars table, such as ``("pandas", "DataFrame")``.
+
+    Recognized by the class's module, so that neither library is imported
+    here; subclasses (a GeoDataFrame, say) count as their base. Anything
+    else gives ``(None, None)``.
+    """
+    for cls in type(obj).__mro__:
+        library = cls.__module__.partition(".")[0]
+        if library in ("pandas", "polars") and cls.__name__ in ("DataFrame", "Series",
+                                                                "LazyFrame"):
+            return library, cls.__name__
+    return None, None
+
+
+def frame_values(X, name="X"):
+    """The values of a pandas or polars DataFrame as a float64 array (n_rows, n_columns).
+
+    Missing values (NaN, None, pandas.NA, polars null) become NaN, which
+    :func:`check_data` then refuses with their position; booleans become 0 and 1.
+
+    Raises
+    ------
+    TypeError
+        For columns that do not hold real numbers (text, categories, dates,
+        complex numbers, objects), naming them and saying how to drop or
+        encode them; for a polars LazyFrame, which must be collected first.
+    """
+    library, kind = table_kind(X)
+    if kind == "LazyFrame":
+        raise TypeError(f"{name} is a polars LazyFrame, which holds a query rather than "
+                        f"values; collect it first ({name}.collect()).")
+    if library == "pandas":
+        from pandas.api.types import is_complex_dtype, is_numeric_dtype
+        bad = [(column, str(dtype)) for column, dtype in X.dtypes.items()
+               if not is_numeric_dtype(dtype) or is_complex_dtype(dtype)]
+        if bad:
+            _refuse_columns(bad, name, drop=f"{name}.drop(columns={{columns}})",
+                            encode=f"pandas.get_dummies({name}, columns={{columns}})")
+        return X.to_numpy(dtype=np.float64, na_value=np.nan)
+    import polars as pl
+    bad = [(column, str(dtype)) for column, dtype in X.schema.items()
+           if not (dtype.is_numeric() or dtype == pl.Boolean)]
+    if bad:
+        _refuse_columns(bad, name, drop=f"{name}.drop({{columns}})",
+                        encode=f"{name}.to_dummies({{columns}})")
+    if X.width == 0:
+        return np.empty((X.height, 0))
+    return X.select(pl.all().cast(pl.Float64)).to_numpy()
+
+
+def _refuse_columns(bad, name, *, drop, encode):
+    """Raise the TypeError of :func:`frame_values` for the (column, dtype) pairs ``bad``."""
+    shown = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:SHOWN_COLUMNS])
+    if len(bad) > SHOWN_COLUMNS:
+        shown += f" and {len(bad) - SHOWN_COLUMNS} more"
+    columns = repr([column for column, _ in bad])
+    raise TypeError(f"{name} has {len(bad)} non-numeric column(s): {shown}. nbembed embeds "
+                    f"numbers only: drop those columns ({drop.format(columns=columns)}) or "
+                    f"encode them as numbers first (for example one-hot: "
+                    f"{encode.format(columns=columns)}, or "
+                    f"sklearn.preprocessing.OneHotEncoder).")
+
+
+def series_values(y, name="y"):
+    """``y`` as a NumPy array; a pandas or polars Series with missing values gives NaN there.
+
+    Other inputs (lists, arrays) go through ``np.asarray``. Missing values of a
+    numeric Series with integers (pandas.NA, polars null) would otherwise make
+    an array of objects, or lose their position.
+    """
+    library, kind = table_kind(y)
+    if kind != "Series":
+        return np.asarray(y)
+    if library == "pandas":
+        from pandas.api.types import is_numeric_dtype
+        if is_numeric_dtype(y.dtype) and y.isna().any():
+            return y.to_numpy(dtype=np.float64, na_value=np.nan)
+        return y.to_numpy()
+    if y.dtype.is_numeric() and y.null_count():
+        return y.cast(float).fill_null(float("nan")).to_numpy()
+    return y.to_numpy()
+
+
 #: Data whose largest absolute value lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE]
 #: (all-zero data aside) is refused: the squares of its distances leave the
 #: range of double precision.
@@ -125,18 +213,21 @@ MIN_MAGNITUDE = 1e-100
 def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float64):
     """Validate a 2-D data matrix and return it as a float array.
 
-    Accepts anything array-like (lists, pandas frames); scipy sparse matrices
-    when ``allow_sparse`` (returned as CSR).
+    Accepts anything array-like (lists, pandas and polars DataFrames of
+    numeric columns); scipy sparse matrices when ``allow_sparse`` (returned as
+    CSR).
 
     Raises
     ------
     TypeError
-        For sparse input where it is not supported, or non-numeric data.
+        For sparse input where it is not supported, or non-numeric data (for
+        a data frame, naming its non-numeric columns).
     ValueError
         For arrays that are not 2-D, are empty, have fewer than ``min_samples``
         rows, contain NaN or infinity, or values so large or small that squared
         distances leave double precision (see ``MAX_MAGNITUDE``).
     """
+    columns = None  # a data frame's, to name the column of a missing value
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} is a sparse matrix, which is not supported here; "
@@ -153,6 +244,13 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
             X.sum_duplicates()
         values = X.data
     else:
+        library, kind = table_kind(X)
+        if kind == "Series":
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features); got a {library} "
+                             f"Series. Pass a DataFrame instead ({name}.to_frame()).")
+        if kind is not None:
+            values = frame_values(X, name)
+            columns, X = list(X.columns), values
         try:
             X = np.asarray(X)
         except Exception as err:  # pragma: no cover - exotic inputs
@@ -185,8 +283,9 @@ def check_data(X, *, name="X", min_samples=1, allow_sparse=False, dtype=np.float
                          f"needed.")
     if not np.all(np.isfinite(values)):
         bad = _first_non_finite(X)
-        raise ValueError(f"{name} contains NaN or infinity (first at index {tuple(bad)}); "
-                         f"remove or impute those values first.")
+        where = "" if columns is None else f", column {columns[bad[1]]!r}"
+        raise ValueError(f"{name} contains NaN or infinity (first at index {tuple(bad)}"
+                         f"{where}); remove or impute those values first.")
     check_magnitude(values, name)
     return X
 
@@ -244,7 +343,7 @@ def check_new_data(X, name="X"):
     """Validate data given to a fitted estimator (``transform``, ``predict``): a 2-D
     array as :func:`check_data` requires, with scikit-learn's advice for a single
     sample given as a 1-D array."""
-    if not sp.issparse(X) and np.asarray(X).ndim == 1:
+    if not sp.issparse(X) and table_kind(X)[1] is None and np.asarray(X).ndim == 1:
         raise ValueError(f"Expected a 2-D array for {name}, got a 1-D array. Reshape your data: "
                          f"{name}.reshape(1, -1) for a single sample.")
     return check_data(X, name=name)
@@ -450,15 +549,29 @@ def check_repeated_rows(X, *, metric="euclidean", name="X", stacklevel=2):
 def check_labels(y, n_samples, *, name="y"):
     """Validate integer class labels with -1 for unlabelled points.
 
+    ``y`` may be a list, an array or a pandas or polars Series.
+
     Returns
     -------
     ndarray of int64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        For a wrong shape, missing labels (NaN, None, pandas.NA, polars null:
+        unlabelled points are -1), labels that are not integers or are below -1.
     """
-    y = np.asarray(y)
+    y = series_values(y, name)
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(f"{name} must be 1-D with one label per sample ({n_samples}); got "
                          f"shape {y.shape}.")
     if y.dtype.kind == "f":
+        missing = np.flatnonzero(np.isnan(y))
+        if missing.size:
+            raise ValueError(f"{name} has {missing.size} missing label(s) (the first at "
+                             f"position {missing[0]}); mark unlabelled points with -1 instead "
+                             f"(for a Series: {name}.fillna(-1) in pandas, "
+                             f"{name}.fill_null(-1) in polars).")
         if not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
             raise ValueError(f"{name} must hold integer class labels (-1 for unlabelled); "
                              f"got non-integer values.")

@@ -6,21 +6,27 @@ even where the fit never calls scikit-learn. The classes here give nbembed's
 estimators what scikit-learn's ``clone``, ``Pipeline``, ``GridSearchCV`` and
 ``set_output`` rely on: parameters from the constructor's signature, tags,
 feature names and output containers. scikit-learn is imported only when one
-of its own functions asks (tags, a not-fitted error, a pandas output set
-through its global configuration).
+of its own functions asks (tags, a not-fitted error), and its global
+configuration (``transform_output``) is read only once something imported it.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import importlib.util
 import inspect
 import sys
 
 import numpy as np
 
+from ._validation import table_kind
+
 #: Longest shown form of one parameter's value in an estimator's repr.
 REPR_VALUE_CHARS = 60
+
+#: What ``set_output(transform=...)`` accepts: a NumPy array or a data frame.
+OUTPUT_KINDS = ("default", "pandas", "polars")
 
 
 class Estimator:
@@ -133,7 +139,8 @@ class Transformer(Estimator):
     The ``transform`` and ``fit_transform`` of every subclass return, once
     ``set_output(transform="pandas")`` was called (or scikit-learn's
     ``set_config(transform_output="pandas")``), a pandas DataFrame with those
-    names as columns and the input's index.
+    names as columns and the index of a pandas input; with "polars", a polars
+    DataFrame with those columns.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -162,21 +169,34 @@ class Transformer(Estimator):
     def set_output(self, *, transform=None):
         """Choose what ``transform`` and ``fit_transform`` return.
 
+        Without a choice here, scikit-learn's global ``transform_output``
+        (``sklearn.set_config`` or ``sklearn.config_context``) decides.
+
         Parameters
         ----------
-        transform : {"default", "pandas"} or None
-            "default": a NumPy array; "pandas": a DataFrame with the columns of
-            :meth:`get_feature_names_out`; None: leave the setting unchanged.
+        transform : {"default", "pandas", "polars"} or None
+            "default": a NumPy array; "pandas" or "polars": a DataFrame of that
+            library with the columns of :meth:`get_feature_names_out` (pandas:
+            with the index of a pandas input); None: leave the setting unchanged.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            For another value.
+        ImportError
+            If the chosen library is not installed.
         """
         if transform is None:
             return self
-        if transform not in ("default", "pandas"):
-            raise ValueError(f"set_output(transform=...) must be 'default', 'pandas' or None; "
-                             f"got {transform!r}.")
+        if transform not in OUTPUT_KINDS:
+            raise ValueError(f"set_output(transform=...) must be 'default', 'pandas', 'polars' "
+                             f"or None; got {transform!r}.")
+        if transform != "default":
+            _require(transform)
         self._transform_output = transform
         return self
 
@@ -201,15 +221,29 @@ def _with_output_container(method):
         kind = self._output_kind()
         if kind == "default":
             return Y
-        if kind != "pandas":
-            raise ValueError(f"{type(self).__name__} returns NumPy arrays or pandas frames; "
-                             f"transform_output={kind!r} is not supported.")
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"{type(self).__name__} returns NumPy arrays, pandas or polars "
+                             f"DataFrames; transform_output={kind!r} is not supported.")
+        _require(kind)
+        columns = list(self.get_feature_names_out())
+        if kind == "polars":
+            import polars as pl
+            return pl.DataFrame(np.asarray(Y), schema=columns, orient="row")
         import pandas as pd
-        return pd.DataFrame(Y, index=getattr(X, "index", None),
-                            columns=self.get_feature_names_out())
+        index = X.index if table_kind(X)[0] == "pandas" else None
+        return pd.DataFrame(Y, index=index, columns=columns)
 
     wrapped._wraps_output = True
     return wrapped
+
+
+def _require(library):
+    """Raise an ImportError that says how to get ``library`` (pandas or polars) if it is
+    missing; looked up without importing it."""
+    if importlib.util.find_spec(library) is None:
+        raise ImportError(f"transform output {library!r} needs {library}, which is not "
+                          f"installed; install it (pip install {library}) or choose "
+                          f"set_output(transform='default') for NumPy arrays.")
 
 
 class Classifier(Estimator):

@@ -111,8 +111,8 @@ def test_set_output_pandas_names_the_columns_and_keeps_the_index(blobs):
     assert isinstance(est.set_output(transform="default").transform(X[:3]), np.ndarray)
     with config_context(transform_output="pandas"):
         assert isinstance(SNE(max_iter=30, random_state=0).fit_transform(X), pd.DataFrame)
-    with pytest.raises(ValueError, match="'default', 'pandas' or None"):
-        est.set_output(transform="polars")
+    with pytest.raises(ValueError, match="'default', 'pandas', 'polars' or None"):
+        est.set_output(transform="arrow")
 
 
 def test_a_pipeline_and_grid_search_take_the_estimators(blobs):

@@ -32,7 +32,8 @@ from .. import _config
 from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
 from .._kernels import mbed as kernels
-from .._validation import check_dense_allowed, check_number, check_option, check_random_state
+from .._validation import check_annotations, check_dense_allowed, check_labels, check_number, \
+    check_option, check_random_state, series_values
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import SPREAD_NEIGHBORS, knn_graph, spread_labels
@@ -106,8 +107,12 @@ class Mbed(EmbeddingEstimator):
 
     Parameters
     ----------
-    n_classes : int, default=2
-        K >= 2, the number of classes (clusters).
+    n_classes : int or None, default=None
+        K >= 2, the number of classes (clusters). None counts them in the
+        labels: one more than the largest label of ``y`` (or its number of
+        columns for soft labels) or the number of classes of
+        ``annotations``, whichever is larger, and at least 2; 2 when nothing
+        is labelled. The number used is ``n_classes_``.
     n_components : int or None, default=None
         Embedding dimension d, at least K - 1; None is K (the paper's choice).
     n_anneal : int, default=20
@@ -176,6 +181,8 @@ class Mbed(EmbeddingEstimator):
 
     Attributes
     ----------
+    n_classes_ : int
+        K, the number of classes: ``n_classes``, or the number counted in the labels.
     embedding_ : ndarray (n_samples, n_components)
         The embedding of the selected annealing step.
     membership_ : ndarray (n_samples, n_classes)
@@ -235,7 +242,7 @@ class Mbed(EmbeddingEstimator):
     annotation_kinds = MbedObjective.annotation_kinds
     accepts_sparse = True
 
-    def __init__(self, n_classes=2, n_components=None, *, n_anneal=20, max_iter=500,
+    def __init__(self, n_classes=None, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
                  metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
@@ -259,14 +266,30 @@ class Mbed(EmbeddingEstimator):
 
     @property
     def max_classes(self):
-        """Most classes annotations may use: ``n_classes``."""
+        """Most classes annotations may use: ``n_classes``; None (no limit) when the
+        classes are counted in the labels of each fit."""
         return self.n_classes
 
-    def _check_params(self, n):
-        K = check_number(self.n_classes, "n_classes", low=2, integer=True)
+    def _resolve_n_classes(self, y, annotations, n):
+        """K: ``n_classes``, or counted in the labels (see the class docstring)."""
+        if self.n_classes is not None:
+            return check_number(self.n_classes, "n_classes", low=2, integer=True)
+        counts = []
+        if y is not None:
+            if y.ndim == 2:
+                counts.append(y.shape[1])
+            else:
+                labels = check_labels(y, n)
+                counts.append(int(labels.max(initial=-1)) + 1)
+        if annotations is not None:
+            counts.append(check_annotations(annotations, n).n_classes)
+        return max([2, *counts])  # two clusters when nothing is labelled
+
+    def _check_params(self, n, K):
         if K > n:
-            raise ValueError(f"n_classes = {K} is larger than n_samples = {n}; there must be "
-                             f"at least as many points as classes.")
+            source = "" if self.n_classes is not None else " (counted in the labels)"
+            raise ValueError(f"n_classes = {K}{source} is larger than n_samples = {n}; there "
+                             f"must be at least as many points as classes.")
         d = K if self.n_components is None else check_number(
             self.n_components, "n_components", low=max(1, K - 1), integer=True)
         n_anneal = check_number(self.n_anneal, "n_anneal", low=3, integer=True)
@@ -286,7 +309,7 @@ class Mbed(EmbeddingEstimator):
         X : array-like or scipy.sparse matrix, (n_samples, n_features) or (n_samples, n_samples)
             Data (sparse with ``metric="euclidean"`` or ``"cosine"``), or
             dissimilarities with ``metric="precomputed"``.
-        y : array-like, optional
+        y : array-like or pandas or polars Series, optional
             Hard labels (n_samples,) with -1 for unlabelled points, or soft
             labels (n_samples, n_classes) with rows summing to 1 (all zero for
             unlabelled points).
@@ -301,7 +324,9 @@ class Mbed(EmbeddingEstimator):
         """
         X = validate_input(X, min_samples=4, metric=self.metric, sparse_rows=True)
         n = X.shape[0]
-        K, d, schedule, label_terms = self._check_params(n)
+        y = None if y is None else series_values(y)
+        K = self._resolve_n_classes(y, annotations, n)
+        K, d, schedule, label_terms = self._check_params(n, K)
         if self.verbose:
             enable_verbose_logging()
         affinity = check_option(self.affinity, "affinity", AFFINITIES)
@@ -332,6 +357,7 @@ class Mbed(EmbeddingEstimator):
                 raise ValueError("init contains NaN or infinity.")
         noise = rng.standard_normal((d, n))
         self.n_features_in_ = X.shape[1]
+        self.n_classes_ = K
         directions = kernels.simplex_directions(K, d)
         self.anneal_start_ = self._resolve_anneal_start(K, weights)
         graph = self._spread_graph(X) if self.anneal_start_ == "labels" else None

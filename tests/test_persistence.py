@@ -18,6 +18,7 @@ import pathlib
 import pickle
 import re
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -312,6 +313,31 @@ def test_saving_a_session_again_before_its_run_is_prepared_keeps_the_positions(
     np.testing.assert_array_equal(saved[1][1]["run.embedding"], ex.embedding)
     with pytest.raises(TypeError, match="numeric"):
         session.load_session(first, X=[["a", "b", "c"]] * 60)
+
+
+def test_saving_while_a_restart_is_prepared_says_the_pins_are_not_kept(
+        explorers, session, tmp_path, monkeypatch):
+    ex = explorers(blobs())
+    ex.pin([3])
+    ex.wait(timeout=120)
+    release = threading.Event()
+    own_prepare = HSSNE.prepare
+    monkeypatch.setattr(HSSNE, "prepare",
+                        lambda self, *a, **k: release.wait(60) and own_prepare(self, *a, **k))
+    ex.restart()
+    try:
+        for _ in range(500):
+            if ex.run is None:
+                break
+            time.sleep(0.01)
+        assert ex.run is None
+        with pytest.warns(UserWarning, match="pinned point"):
+            path = session.save_session(ex, tmp_path / "s.npz")
+    finally:
+        release.set()
+    document, _ = session.read_session(path)
+    assert document["run"] is None and document["pinned"] is None
+    assert json.loads(ex.annotations.to_json()) == document["annotations"]
 
 
 def test_a_session_file_holds_no_pickle(explorers, session, tmp_path):

@@ -145,6 +145,11 @@ def save_session(explorer, path, include_data=False):
     if annotations["n_samples"] != n or (run_doc is not None and run_doc["n_samples"] != n):
         raise RuntimeError("the Explorer's points changed while saving (points were added); "
                            "save again.")
+    if len(pinned) and run_doc is None and not _is_precomputed(method):
+        warnings.warn(f"The {len(pinned)} pinned point(s) are not saved: the session holds no "
+                      f"positions to pin them at (the run is being prepared, or its positions "
+                      f"are not finite). Save again once the run shows its map.", UserWarning,
+                      stacklevel=2)
     document = {
         "format": FORMAT_NAME, "version": FORMAT_VERSION, "nbembed_version": _version(),
         "n_samples": n,

@@ -1,7 +1,7 @@
 """Saving fitted estimators: pickle, joblib and skops.
 
 Every estimator nbembed exports pickles as it is, fitted or not, and so saves
-with :mod:`pickle` and :func:`joblib.dump`; after loading, ``transform`` (and
+with ``pickle`` and ``joblib.dump``; after loading, ``transform`` (and
 ``predict_proba`` where there is one) gives the same numbers, bit for bit, as
 before saving. A fitted estimator holds NumPy arrays, SciPy sparse matrices and
 a few small objects of nbembed's own (what ``transform`` places new points
@@ -52,8 +52,8 @@ def _qualified_name(cls):
 def trusted_types():
     """The types a saved nbembed estimator may hold that skops does not trust by default.
 
-    Pass the list as ``trusted`` to :func:`skops.io.load` or
-    :func:`skops.io.loads` to load any nbembed estimator, fitted or not. It
+    Pass the list as ``trusted`` to ``skops.io.load`` or
+    ``skops.io.loads`` to load any nbembed estimator, fitted or not. It
     names every estimator class nbembed exports, the objects their fitted
     attributes hold, and SciPy's CSR matrix (skops trusts only the base
     ``spmatrix`` by default), which holds arrays only.
@@ -62,7 +62,7 @@ def trusted_types():
     -------
     list of str
         Fully qualified type names, sorted, as
-        :func:`skops.io.get_untrusted_types` reports them.
+        ``skops.io.get_untrusted_types`` reports them.
 
     Examples
     --------

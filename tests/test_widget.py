@@ -846,6 +846,20 @@ def test_real_mbed_lambda_zero_is_refused_in_the_widget(bundle):
         assert ex.stop(timeout=60)
 
 
+def test_the_must_link_weight_is_marked_idle_until_there_are_must_links(make_explorer):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (30, 3)), rng.normal(3, 1, (30, 3))])
+    ex = make_explorer(X, method=HSSNE(perplexity=5, random_state=0))
+    wait_for(lambda: "rho" in ex.idle_params, timeout=120)
+    assert "no must-links" in ex.idle_params["rho"]
+    ex.annotations.add_must_link([0, 1, 2])
+    ex.update_annotations()
+    wait_for(lambda: ex.idle_params == {}, timeout=120)
+    ex.annotations.undo()
+    ex.update_annotations()
+    wait_for(lambda: "rho" in ex.idle_params, timeout=120)
+
+
 def test_real_mbed_automatic_lambda_is_shown_and_manual_continues_from_it(bundle):
     """The slider of an automatic lambda shows the annealed value, and switching
     to manual (the browser sends that value) holds lambda where it was."""

@@ -107,7 +107,11 @@ export function createParameters(model, disposer) {
 
   const showValues = () => {
     const params = model.get("params") ?? {};
+    const idle = model.get("idle_params") ?? {};
     for (const [name, row] of Object.entries(rows)) {
+      // A parameter that changes nothing now stays usable, dimmed, with the reason.
+      row.element.classList.toggle("nbembed-inactive", name in idle);
+      row.element.title = idle[name] ?? "";
       if (!(name in params)) continue;
       const value = params[name];
       const current = inEffect(name);
@@ -161,7 +165,7 @@ export function createParameters(model, disposer) {
         rowDisposers.push(() => auto.removeEventListener("change", onAuto));
         row.append(h("label", { className: "nbembed-row" }, [auto, "auto"]));
       }
-      rows[spec.name] = { range, label, auto };
+      rows[spec.name] = { element: row, range, label, auto };
       body.append(row);
     }
     showValues();
@@ -170,6 +174,7 @@ export function createParameters(model, disposer) {
   disposer.onModel(model, "change:param_specs", build);
   disposer.onModel(model, "change:params", showValues);
   disposer.onModel(model, "change:param_values", showValues);
+  disposer.onModel(model, "change:idle_params", showValues);
   disposer.add(() => rowDisposers.forEach((undo) => undo()));
   build();
   return element;

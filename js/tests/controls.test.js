@@ -43,3 +43,22 @@ describe("a parameter left to the method", () => {
     expect(model.state.params).toEqual({ lambda_: 0.064 });
   });
 });
+
+describe("a parameter that changes nothing now", () => {
+  it("is dimmed with the reason, and usable again once it matters", () => {
+    const RHO = { ...LAMBDA, name: "rho", label: "ρ", low: 0, high: 1, allows_auto: false };
+    const model = fakeModel({
+      param_specs: [RHO], params: { rho: 0.5 }, param_values: {},
+      idle_params: { rho: "no must-links or labels yet" },
+    });
+    const element = createParameters(model, new Disposer());
+    const row = element.querySelector('[data-param="rho"]').closest(".nbembed-param");
+    expect(row.classList.contains("nbembed-inactive")).toBe(true);
+    expect(row.title).toBe("no must-links or labels yet");
+    expect(element.querySelector('[data-param="rho"]').disabled).toBe(false);
+
+    model.change("idle_params", {});
+    expect(row.classList.contains("nbembed-inactive")).toBe(false);
+    expect(row.title).toBe("");
+  });
+});

@@ -108,6 +108,10 @@ class Objective:
         """Current values of the live parameters."""
         return {name: getattr(self, name) for name in self.live_parameters}
 
+    def idle_params(self):
+        """The live parameters that change nothing now, each with the reason."""
+        return {}
+
     def set_params(self, **checked):
         """Use these (already validated) live parameter values."""
         for name, value in checked.items():

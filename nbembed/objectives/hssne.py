@@ -218,6 +218,12 @@ class HSSNEObjective(Objective):
         self.links = must_links_from(y, annotations, self.n_samples)
         self._mix()
 
+    def idle_params(self):
+        """``rho`` while there are no must-links (labels count as must-links)."""
+        if self.links is None:
+            return {"rho": "no must-links or labels yet: rho weighs them once there are some"}
+        return {}
+
     def set_params(self, alpha=None, rho=None):
         """Use these (validated) values of ``alpha`` and ``rho``."""
         if alpha is not None:

@@ -144,6 +144,11 @@ class Run:
         currently uses, or None while it uses none."""
         return self.get_params()
 
+    def idle_params(self):
+        """The live parameters that change nothing now, each with the reason (name ->
+        text), such as a must-link weight while there are no must-links."""
+        return {}
+
     # -- control -------------------------------------------------------------
     def step(self, n=1, callbacks=None, *, record_last=True):
         """Advance ``n`` iterations (fewer if a callback asks to stop).

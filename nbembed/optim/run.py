@@ -134,6 +134,10 @@ class ObjectiveRun(Run):
             return getattr(self.__dict__["objective"], name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    def idle_params(self):
+        """The live parameters that change nothing now, each with the reason."""
+        return self.objective.idle_params()
+
     # -- control -------------------------------------------------------------
     def set_params(self, **params):
         """Change live parameters and continue from the current embedding.

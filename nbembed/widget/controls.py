@@ -60,6 +60,9 @@ class LiveControls(traitlets.HasTraits):
     shows.
     """
 
+    #: Live parameters that change nothing now -> why (the browser dims their sliders).
+    idle_params = traitlets.Dict().tag(sync=True)
+
     def _adopt(self, run, Y):
         """Build the controls for a new run."""
         self._show_controls(run)
@@ -80,11 +83,14 @@ class LiveControls(traitlets.HasTraits):
 
     def _show_params_in_effect(self, run):
         """Let the browser show the value an automatic parameter has now, so
-        that switching it to manual continues from there."""
+        that switching it to manual continues from there, and which parameters
+        change nothing now (dimmed, with the reason)."""
         values = json_numbers(run.params_in_effect())
-        if values != self.param_values:
-            with self._sync_lock:
+        idle = {name: str(reason) for name, reason in run.idle_params().items()}
+        if values != self.param_values or idle != self.idle_params:
+            with self._sync_lock, self.hold_sync():
                 self.param_values = values
+                self.idle_params = idle
 
     def _set_params_from_run(self, values):
         values = json_numbers(values)

@@ -227,14 +227,14 @@ function render({ model, el }) {
     createLegend(model, disposer),
     createReadouts(model, disposer, root),
   ]);
-  plotEl.append(arrowsLayer.legend);
   root.append(
     toolbar.element,
     createStatus(model, disposer, root),
     error,
     plotEl,
     side,
-    h("div", { className: "nbembed-status" }, [notice]),
+    // Below the plot, not over it: a legend on the plot hides the points under it.
+    h("div", { className: "nbembed-status" }, [arrowsLayer.legend, notice]),
   );
 
   const showText = () => {

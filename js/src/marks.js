@@ -103,10 +103,20 @@ export function markCentres(marks, screen) {
 }
 
 /**
+ * Opacity of the outlines of `nLabelled` labelled points: fainter as there are
+ * more, so that where many are labelled the points' own colours still show.
+ */
+export function outlineAlpha(nLabelled) {
+  return Math.min(0.6, Math.max(0.15, 8 / Math.sqrt(Math.max(nLabelled, 1))));
+}
+
+/**
  * Draw the marks of the points `xy` (as the scatter shows them through
  * `transform`) into the 2-D context `ctx`; return how many marks were drawn.
+ * `outlineLabels` false leaves labelled points without an outline (when the
+ * points are coloured by their label, the colour already says it).
  */
-export function drawMarks(ctx, marks, xy, transform, { radius = 4 } = {}) {
+export function drawMarks(ctx, marks, xy, transform, { radius = 4, outlineLabels = true } = {}) {
   if (!marks || xy.length !== 2 * marks.n) return 0;
   const screen = pointsToScreen(xy, transform);
   const { groups, sides, sizes } = markCentres(marks, screen);
@@ -126,16 +136,18 @@ export function drawMarks(ctx, marks, xy, transform, { radius = 4 } = {}) {
     ctx.stroke();
     drawn += 1;
   }
-  ctx.globalAlpha = 0.75;
-  ctx.strokeStyle = OUTLINE_COLOR;
-  ctx.beginPath();
-  for (let i = 0; i < marks.n; i++) {
-    if (!marks.labels[i]) continue;
-    ctx.moveTo(screen[2 * i] + radius, screen[2 * i + 1]);
-    ctx.arc(screen[2 * i], screen[2 * i + 1], radius, 0, 2 * Math.PI);
+  if (outlineLabels && marks.nLabelled) {
+    ctx.globalAlpha = outlineAlpha(marks.nLabelled);
+    ctx.strokeStyle = OUTLINE_COLOR;
+    ctx.beginPath();
+    for (let i = 0; i < marks.n; i++) {
+      if (!marks.labels[i]) continue;
+      ctx.moveTo(screen[2 * i] + radius, screen[2 * i + 1]);
+      ctx.arc(screen[2 * i], screen[2 * i + 1], radius, 0, 2 * Math.PI);
+    }
+    ctx.stroke();
+    drawn += marks.nLabelled;
   }
-  ctx.stroke();
-  drawn += marks.nLabelled;
   ctx.globalAlpha = 1;
   ctx.font = "bold 11px sans-serif";
   for (let g = 1; g <= marks.nGroups; g++) {

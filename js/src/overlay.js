@@ -29,7 +29,8 @@ export function createMarksLayer(model, disposer, root, say) {
       const transform = { ...scatter.transform(), width: area.width, height: area.height };
       const xy = scatter.positions();
       const radius = pointSizeFor(xy.length / 2) / 2 + 2;
-      if (checkbox.checked && marks) drawn = drawMarks(area.ctx, marks, xy, transform, { radius });
+      const outlineLabels = model.get("color_by") !== "label";
+      if (checkbox.checked && marks) drawn = drawMarks(area.ctx, marks, xy, transform, { radius, outlineLabels });
       pins = drawPins(area.ctx, pinned, xy, transform, { radius });
     }
     root.dataset.marksDrawn = String(drawn);
@@ -57,6 +58,7 @@ export function createMarksLayer(model, disposer, root, say) {
   disposer.listen(checkbox, "change", redraw);
   disposer.onModel(model, "change:_marks", readMarks);
   disposer.onModel(model, "change:_pinned", readPins);
+  disposer.onModel(model, "change:color_by", redraw);
   readMarks();
   readPins();
   return {

@@ -57,16 +57,17 @@ export const CSS = `
   stroke-dasharray: 4 2;
 }
 .nbembed-side { display: flex; flex-direction: column; gap: 10px; min-width: 0; }
-.nbembed-side fieldset { border: 1px solid var(--jp-border-color2, #ddd); margin: 0; padding: 6px; }
+.nbembed-side fieldset {
+  border: 1px solid var(--jp-border-color2, #ddd); margin: 0; padding: 6px;
+  min-width: 0; /* a fieldset is as wide as its content otherwise, past the panel's edge */
+}
 .nbembed-side legend { font-weight: 600; }
-.nbembed-readout { display: grid; grid-template-columns: 1fr auto 80px; gap: 6px; align-items: center; }
+.nbembed-readout { display: grid; grid-template-columns: minmax(0, 1fr) auto 80px; gap: 6px; align-items: center; }
+.nbembed-readout > span:first-child { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .nbembed-readout-value { font-variant-numeric: tabular-nums; }
 .nbembed-readout-note { color: var(--jp-ui-font-color2, #666); font-size: 0.9em; }
 .nbembed-stepper input { width: 5em; }
-.nbembed-forces-legend {
-  position: absolute; left: 6px; bottom: 6px; display: flex; gap: 8px; flex-wrap: wrap;
-  background: rgba(255, 255, 255, 0.85); padding: 2px 6px; border-radius: 3px; pointer-events: none;
-}
+.nbembed-forces-legend { display: flex; gap: 8px; flex-wrap: wrap; }
 .nbembed-param { display: grid; grid-template-columns: auto 1fr auto; gap: 4px; align-items: center; }
 .nbembed-param input[type="range"] { width: 100%; }
 .nbembed-row { display: flex; gap: 4px; align-items: center; flex-wrap: wrap; margin: 3px 0; }

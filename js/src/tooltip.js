@@ -19,6 +19,22 @@ export function thumbnailPixels(images, shape, i) {
   return { rgba, width, height };
 }
 
+/**
+ * The parts of a tooltip's line: "#i", the point's class (what it is coloured
+ * by), its hover text and its marks, each said once: a hover text equal to the
+ * class is left out, and a label equal to it is said as "labelled".
+ */
+export function tooltipParts(i, name, hoverText, marks) {
+  const parts = [`#${i}`];
+  if (name) parts.push(name);
+  if (hoverText && hoverText !== name) parts.push(hoverText);
+  if (marks) {
+    const sameLabel = name && (marks === `label ${name}` || marks.startsWith(`label ${name} · `));
+    parts.push(sameLabel ? `labelled${marks.slice(`label ${name}`.length)}` : marks);
+  }
+  return parts;
+}
+
 export function createTooltip(model) {
   const text = h("div", { className: "nbembed-tooltip-text" });
   const thumb = h("canvas", { className: "nbembed-thumbnail" });
@@ -39,13 +55,9 @@ export function createTooltip(model) {
         element.hidden = true;
         return;
       }
-      const lines = [`#${i}`];
       const name = classOf(i, codes, model.get("legend") ?? []);
-      if (name) lines.push(name);
       const hover = model.get("hover_text") ?? [];
-      if (hover[i]) lines.push(hover[i]);
-      if (marks) lines.push(marks);
-      text.textContent = lines.join(" · ");
+      text.textContent = tooltipParts(i, name, hover[i], marks).join(" · ");
       if (images === null) images = decodeUint8(model.get("_images"));
       const pixels = images.length ? thumbnailPixels(images, model.get("image_shape"), i) : null;
       thumb.hidden = !pixels;

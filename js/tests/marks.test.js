@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pointsToScreen, screenToPoints } from "../src/lasso.js";
-import { decodeMarks, describeMarks, drawMarks, markCentres } from "../src/marks.js";
+import { decodeMarks, describeMarks, drawMarks, markCentres, outlineAlpha } from "../src/marks.js";
 
 // 6 points: 0 labelled "a", 1 labelled "b"; group 1 = {2, 3}; cannot-link 1 = {0} vs {4, 5}.
 const N = 6;
@@ -85,6 +85,19 @@ describe("constraint marks", () => {
     expect(ctx.calls.dashes).toEqual([2, 0]);
     expect(ctx.calls.text).toEqual(["1", "1A", "1B"]);
     expect(drawMarks(ctx, marks, xy.subarray(0, 4), { view, width: 200, height: 100 })).toBe(0);
+  });
+
+  it("leave labelled points without outlines when asked, and fade outlines as labels grow", () => {
+    const marks = decodeMarks(BUFFER, N);
+    const ctx = recordingContext();
+    const xy = Float32Array.of(0, 0, 0.1, 0.1, -0.5, 0.5, 0.5, 0.5, 0.2, -0.2, 0.3, -0.3);
+    const view = Float32Array.of(1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1);
+    const drawn = drawMarks(ctx, marks, xy, { view, width: 200, height: 100 }, { outlineLabels: false });
+    expect(drawn).toBe(1 + 1);
+    expect(ctx.calls.arc).toBe(1); // the group centre only
+    expect(outlineAlpha(2)).toBe(0.6);
+    expect(outlineAlpha(10000)).toBe(0.15);
+    expect(outlineAlpha(400)).toBeCloseTo(0.4, 12);
   });
 });
 

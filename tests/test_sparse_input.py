@@ -8,10 +8,13 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise_distances
 from sklearn.preprocessing import normalize
 
-from nbembed import HSSNE, SNE, Mbed, NeRV, SNeRV, SpectralSSDR
+from nbembed import HSSNE, SNE, Mbed, NeRV, SNeRV, SpectralSSDR, _config
+from nbembed.affinity import knn_graphs
 from nbembed.affinity.perplexity import conditional_probabilities, nearest_neighbors
 from nbembed.datasets import make_tfidf_documents
 from nbembed.methods._base import initial_embedding, validate_input
+from nbembed.methods.spectral_presets import DNE, LFDA, LPP, MFA, PCA, SELF, SSDNE, SSLFDA, SSMFA
+from nbembed.spectral.sparse_data import ImplicitBasis, SparseCoordinates, sparse_data_basis
 
 EPS = np.finfo(np.float64).eps
 #: Sparse and dense products add the same terms in different orders: squared
@@ -175,6 +178,180 @@ def test_mbed_on_tfidf_rows_separates_the_two_classes(documents):
     assert error < 0.1
 
 
+# -- spectral learners -------------------------------------------------------------------
+
+#: Spectral fits on sparse and dense rows agree to this, relative to the largest
+#: coordinate, up to each axis' sign (measured: 6e-14 at most).
+SPECTRAL_TOLERANCE = 1e-8
+#: Fixed weights for the slower high-dimensional fits (no cross-validation).
+FIXED = dict(gamma=1.0, hadamard_power=1.0, beta=0.1)
+
+
+@pytest.fixture(scope="module")
+def spectral_rows():
+    """120 points of three classes in 40 dimensions, 20% of the entries non-zero,
+    every fourth point labelled."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(3), 40)
+    X = rng.normal(size=(3, 40))[y] + rng.normal(size=(120, 40))
+    X[rng.random(X.shape) > 0.2] = 0.0
+    return sp.csr_matrix(X), y, np.where(np.arange(120) % 4 == 0, y, -1)
+
+
+@pytest.fixture(scope="module")
+def text_rows():
+    """150 documents over 3000 terms, 1% of the entries non-zero, every fifth labelled."""
+    X, y = make_tfidf_documents(150, 3000, topic_terms=300, topic_share=0.3, min_length=25,
+                                max_length=45, random_state=0)
+    return X, y, np.where(np.arange(150) % 5 == 0, y, -1)
+
+
+def _no_dense_rows(monkeypatch, n_features):
+    """Make densifying a sparse matrix of rows of X (``n_features`` columns, or that
+    many rows: its transpose) fail the test; the D x D forms and n x n products may
+    become arrays."""
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array):
+        for name in ("toarray", "todense"):
+            original = getattr(cls, name)
+
+            def refuse(self, *args, _original=original, **kwargs):
+                square = self.shape == (n_features, n_features)
+                assert square or n_features not in self.shape, "rows of a sparse X were densified"
+                return _original(self, *args, **kwargs)
+            monkeypatch.setattr(cls, name, refuse)
+
+
+def _assert_same_axes(Z, Z_dense):
+    """Equal up to the sign of each axis, relative to the largest coordinate."""
+    signs = np.sign(np.sum(Z * Z_dense, axis=0))
+    np.testing.assert_allclose(Z * signs, Z_dense, rtol=0,
+                               atol=SPECTRAL_TOLERANCE * np.abs(Z_dense).max())
+
+
+def _fit_both(estimator, X, y, monkeypatch, new):
+    """(sparse fit, its transform of ``new``) and the same for the densified rows."""
+    from sklearn.base import clone
+    dense = clone(estimator).fit(X.toarray(), y)
+    dense_new = dense.transform(new.toarray())
+    with monkeypatch.context() as patch:
+        _no_dense_rows(patch, X.shape[1])
+        model = clone(estimator).fit(X, y)
+        sparse_new = model.transform(new)
+    return (model, sparse_new), (dense, dense_new)
+
+
+#: The semi-supervised presets choose gamma, r and beta by cross-validation; the
+#: kernels' fits (in 119 kernel PCA coordinates) take fixed ones, to stay quick.
+SPECTRAL_LEARNERS = [SSLFDA(), SSDNE(), SSMFA(), LPP(),
+                     SpectralSSDR(kernel="rbf", gamma=1.0, hadamard_power=1.0),
+                     SpectralSSDR(label_cost="dne", kernel="poly", kernel_params=dict(degree=2),
+                                  gamma=1.0, hadamard_power=2.0)]
+SPECTRAL_IDS = ["SS-LFDA", "SS-DNE", "SS-MFA", "LPP", "kernel-rbf", "kernel-poly"]
+
+
+@pytest.mark.parametrize("estimator", SPECTRAL_LEARNERS, ids=SPECTRAL_IDS)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_spectral_fits_of_sparse_rows_equal_the_dense_fits(spectral_rows, estimator, fmt,
+                                                           monkeypatch):
+    X, _, partial = spectral_rows
+    (model, new), (dense, dense_new) = _fit_both(estimator, X.asformat(fmt), partial,
+                                                 monkeypatch, X[:9].asformat(fmt))
+    _assert_same_axes(model.embedding_, dense.embedding_)
+    _assert_same_axes(new, dense_new)
+    assert model.selected_params_ == dense.selected_params_
+    # The same map: sparse and dense new rows land alike, training rows on the embedding.
+    scale = np.abs(dense.embedding_).max()
+    np.testing.assert_allclose(model.transform(X[:9].toarray()), new, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(new, model.embedding_[:9], rtol=0, atol=1e-8 * scale)
+
+
+@pytest.mark.parametrize("cls", [LFDA, DNE, MFA, SELF, PCA])
+def test_supervised_spectral_fits_of_sparse_rows_equal_the_dense_fits(spectral_rows, cls,
+                                                                      monkeypatch):
+    # Every point labelled: with the partial labels LFDA's and MFA's costs vanish on the
+    # directions the labelled points do not span, and their axes there are arbitrary.
+    X, y, _ = spectral_rows
+    (model, new), (dense, dense_new) = _fit_both(cls(), X, y, monkeypatch, X[-5:])
+    _assert_same_axes(model.embedding_, dense.embedding_)
+    _assert_same_axes(new, dense_new)
+
+
+@pytest.mark.parametrize("estimator", [SSLFDA(**FIXED), SSDNE(**FIXED), SSMFA(**FIXED), LPP(),
+                                       SSLFDA(kernel="rbf", **FIXED)],
+                         ids=["SS-LFDA", "SS-DNE", "SS-MFA", "LPP", "kernel-rbf"])
+def test_spectral_fits_of_text_rows_equal_the_dense_fits(text_rows, estimator, monkeypatch):
+    X, _, partial = text_rows
+    (model, new), (dense, dense_new) = _fit_both(estimator, X, partial, monkeypatch, X[:7])
+    _assert_same_axes(model.embedding_, dense.embedding_)
+    _assert_same_axes(new, dense_new)
+    if estimator.kernel is None:
+        assert model.components_.shape == (2, 3000)
+
+
+def test_spectral_learner_keeps_few_features_sparse_and_reduces_many(spectral_rows, text_rows,
+                                                                     monkeypatch):
+    searched = []
+    original = knn_graphs.knn_distances
+
+    def record(X, n_neighbors):
+        searched.append(X)
+        return original(X, n_neighbors)
+    monkeypatch.setattr(knn_graphs, "knn_distances", record)
+    X, _, partial = spectral_rows
+    run = SSLFDA(**FIXED).prepare(X, partial)
+    # D <= n: the rows stay sparse and their neighbours are searched among them.
+    assert isinstance(run.X, SparseCoordinates) and run.X.shape == (120, 40)
+    assert sp.issparse(searched[-1]) and searched[-1].shape == (120, 40)
+    X, _, partial = text_rows
+    run = SSLFDA(**FIXED).prepare(X, partial)
+    # D > n: coordinates in the span of the 150 centred rows, dense but 150 x 149.
+    assert isinstance(run.X, np.ndarray) and run.X.shape == (150, 149)
+    assert isinstance(run.feature_map[1], ImplicitBasis)
+
+
+def test_sparse_coordinates_give_the_forms_of_the_dense_coordinates(spectral_rows):
+    X, _, _ = spectral_rows
+    mean, basis, coords = sparse_data_basis(X)
+    dense = (X.toarray() - mean) @ basis
+    np.testing.assert_allclose(basis.T @ basis, np.eye(40), atol=1e-12)
+    np.testing.assert_allclose(coords @ np.eye(40), dense, atol=1e-12)
+    M = sp.random(120, 120, density=0.05, random_state=1, format="csr")  # not symmetric
+    form = dense.T @ (M @ dense)
+    np.testing.assert_allclose(coords.quadratic_form(M), (form + form.T) / 2, atol=1e-10)
+    rows = np.arange(0, 120, 3)
+    centred = dense[rows] - dense[rows].mean(axis=0)
+    np.testing.assert_allclose(coords.scatter(rows), centred.T @ centred, atol=1e-10)
+
+
+def test_implicit_basis_is_orthonormal_and_maps_the_rows(text_rows):
+    X, _, _ = text_rows
+    mean, basis, coords = sparse_data_basis(X)
+    B = basis.expand(np.eye(basis.shape[1])).T  # the (D, r) basis, for this test only
+    np.testing.assert_allclose(B.T @ B, np.eye(basis.shape[1]), atol=1e-8)
+    np.testing.assert_allclose((X.toarray() - mean) @ B, coords, atol=1e-10)
+
+
+@pytest.mark.parametrize("data, message", [
+    ("spectral_rows", r"quadratic forms of a sparse X with 40 features would need a 40 x 40 "
+                      r"array.*TruncatedSVD"),
+    ("text_rows", r"Gram matrix of a sparse X with more features \(3000\) than points "
+                  r"\(150\) would need a 150 x 150 array.*Subsample the training points"),
+])
+def test_spectral_learner_refuses_sparse_rows_beyond_the_memory_limit(request, data, message,
+                                                                       monkeypatch):
+    X, _, partial = request.getfixturevalue(data)
+    monkeypatch.setattr(_config, "MAX_DENSE_BYTES", 8 * 30 * 30)
+    with pytest.raises(MemoryError, match=message):
+        SSDNE(**FIXED).fit(X, partial)
+
+
+@pytest.mark.parametrize("shape", [(10, 4), (3, 10)], ids=["few-features", "many-features"])
+def test_spectral_learner_refuses_identical_sparse_rows(shape):
+    X = sp.csr_matrix(np.tile(np.arange(shape[1]) % 3, (shape[0], 1)).astype(float))
+    with pytest.raises(ValueError, match="X has no variance: all samples are identical"):
+        LPP(n_neighbors=2).fit(X)
+
+
 # -- bad input --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cls", [HSSNE, SNE, Mbed, NeRV])
@@ -224,8 +401,6 @@ def test_estimators_without_sparse_rows_say_why(documents):
     X, y = documents
     with pytest.raises(TypeError, match=r"SNeRV does not take a sparse X.*TruncatedSVD"):
         SNeRV().fit(X, y)
-    with pytest.raises(TypeError, match=r"sparse matrix, which is not supported here"):
-        SpectralSSDR().fit(X, y)
 
 
 def test_precomputed_dissimilarities_to_new_points_come_dense(documents):

@@ -20,6 +20,19 @@ def labelled_classes(y):
     return [np.flatnonzero(y == c) for c in classes]
 
 
+def _squared_norms(X):
+    """Squared norms of the rows of a dense array or a sparse matrix."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.sum(X * X, axis=1)
+
+
+def _inner_products(A, B):
+    """A @ B.T as a dense array, for rows dense or sparse (only the result is dense)."""
+    products = A @ B.T
+    return products.toarray() if sp.issparse(products) else products
+
+
 #: Labelled points per block when searching label neighbours (bounds memory
 #: to this many rows of labelled-to-labelled distances).
 LABEL_BLOCK = 1024
@@ -29,15 +42,16 @@ def class_neighbour_pairs(X, y, k, same):
     """Pairs (i, j) of labelled points with j among i's k nearest labelled points
     of the same class (``same=True``) or of other classes (``same=False``).
 
-    Where fewer than k such points exist, all of them are taken.
+    Where fewer than k such points exist, all of them are taken. ``X`` may be
+    a sparse matrix of rows.
     """
     labelled = np.flatnonzero(y >= 0)
     XL, yl = X[labelled], y[labelled]
-    sq = np.sum(XL * XL, axis=1)
+    sq = _squared_norms(XL)
     pairs = []
     for start in range(0, labelled.size, LABEL_BLOCK):
         rows = np.arange(start, min(start + LABEL_BLOCK, labelled.size))
-        d2 = sq[rows, None] + sq[None, :] - 2.0 * XL[rows] @ XL.T
+        d2 = sq[rows, None] + sq[None, :] - 2.0 * _inner_products(XL[rows], XL)
         match = yl[rows, None] == yl[None, :]
         d2[~match if same else match] = np.inf
         d2[np.arange(rows.size), rows] = np.inf  # never a point's own neighbour
@@ -73,7 +87,8 @@ def lfda_within_class_weights(X, y, sigma):
     gets a weight (dense within each class); different classes and unlabelled
     points none. With few labels the scales still come from the dense
     neighbourhoods of all points, so same-class points far apart (in another
-    cluster) get a small weight: LFDA stays local.
+    cluster) get a small weight: LFDA stays local. ``X`` may be a sparse
+    matrix of rows.
     """
     n = X.shape[0]
     rows, cols, values = [], [], []
@@ -82,8 +97,8 @@ def lfda_within_class_weights(X, y, sigma):
         if nc < 2:
             continue
         Xc = X[members]
-        sq = np.sum(Xc * Xc, axis=1)
-        d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Xc @ Xc.T, 0.0)
+        sq = _squared_norms(Xc)
+        d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * _inner_products(Xc, Xc), 0.0)
         a = np.exp(-d2 / np.outer(sigma[members], sigma[members])) / nc
         np.fill_diagonal(a, 0.0)
         r, c = np.nonzero(a)

@@ -17,12 +17,14 @@ The named learners are in :mod:`nbembed.methods.spectral_presets`, the run in
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._estimator import check_is_fitted
-from .._validation import check_new_data, check_number, check_option
+from .._validation import check_data, check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, selection, solver
 from ..spectral.kpca import KernelPCAMap, check_kernel_params
+from ..spectral.sparse_data import distance_rows, in_features
 from ._base import INIT_SCALE, EmbeddingEstimator, validate_input
 from .spectral_run import GAMMA, HADAMARD_POWER, SpectralRun, merge_labels
 
@@ -79,6 +81,12 @@ class SpectralSSDR(EmbeddingEstimator):
     solution is the bottom generalized eigenvectors of
     (X^T L_C X, X^T B X + eps I). New points are projected with A (through the
     same kernel PCA with ``kernel``).
+
+    ``X`` may be a scipy.sparse matrix (text, counts): it is never densified.
+    With at most as many features as points the rows stay sparse, neighbours
+    are searched among them and the D x D forms are sparse products; with
+    more features than points the learner works in the n-dimensional span of
+    the centred rows, as the KPCA trick does. See docs/sparse.md.
 
     Parameters
     ----------
@@ -263,7 +271,7 @@ class SpectralSSDR(EmbeddingEstimator):
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features)
+        X : array-like or scipy.sparse matrix (n_samples, n_features)
         y : array-like of int (n_samples,), optional
             Class labels, -1 for unlabelled points.
         annotations : Annotations, optional
@@ -277,8 +285,9 @@ class SpectralSSDR(EmbeddingEstimator):
         SpectralRun
         """
         from sklearn.utils.validation import validate_data  # feature names, as in scikit-learn
-        X_checked = validate_input(X, min_samples=2)
-        validate_data(self, X, reset=True)
+        X_checked = validate_input(X, min_samples=2, sparse_rows=True)
+        # Sparse X as checked: the same numbers in CSR (other formats warn there).
+        validate_data(self, X_checked if sp.issparse(X) else X, reset=True, accept_sparse=True)
         n, n_features = X_checked.shape
         s = self._check_settings(n, n_features)
         if s["label_cost"] is not None and y is None and annotations is None:
@@ -329,7 +338,7 @@ class SpectralSSDR(EmbeddingEstimator):
         neighbor_graph = scales = None
         if s["neighbor_cost"] is not None or s["label_cost"] == "lfda":
             neighbor_graph, scales = knn_graphs.neighbourhood_graph_and_scales(
-                coords, s["neighbor_cost"], n_neighbors, bandwidth=bandwidth)
+                distance_rows(coords), s["neighbor_cost"], n_neighbors, bandwidth=bandwidth)
         auto = [name for name in selection.DEFAULTS if s[name] == AUTO]
         effective = [name for name in auto if _has_effect(name, s)]
         initial = {**{name: selection.DEFAULTS[name] for name in auto},
@@ -349,7 +358,7 @@ class SpectralSSDR(EmbeddingEstimator):
 
     def _store_fitted(self, run):
         mean, basis, kernel_map = run.feature_map
-        self.components_ = run.components @ basis.T
+        self.components_ = in_features(run.components, basis)
         self.mean_ = mean
         self.kernel_pca_ = kernel_map
         self.embedding_ = run.embedding
@@ -369,7 +378,8 @@ class SpectralSSDR(EmbeddingEstimator):
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features)
+        X : array-like or scipy.sparse matrix (n_samples, n_features)
+            Sparse or dense, whichever the training data were.
 
         Returns
         -------
@@ -377,10 +387,16 @@ class SpectralSSDR(EmbeddingEstimator):
         """
         from sklearn.utils.validation import validate_data
         check_is_fitted(self, "components_")
-        check_new_data(X)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        features = X if self.kernel_pca_ is None else self.kernel_pca_.transform(X)
-        return (features - self.mean_) @ self.components_.T
+        if sp.issparse(X):
+            X = check_data(X, allow_sparse=True)  # CSR, repeated entries added up
+        else:
+            check_new_data(X)
+        X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse="csr")
+        if self.kernel_pca_ is not None:
+            return (self.kernel_pca_.transform(X) - self.mean_) @ self.components_.T
+        if sp.issparse(X):  # X - mean would be dense
+            return X @ self.components_.T - self.mean_ @ self.components_.T
+        return (X - self.mean_) @ self.components_.T
 
     def as_init(self, X=None, n_components=None):
         """Coordinates to start an SNE-family method from, e.g. ``HSSNE.fit(X, init=...)``.
@@ -411,4 +427,7 @@ class SpectralSSDR(EmbeddingEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._settings()["label_cost"] is not None
+        # Sparse rows are taken (Euclidean distances; there is no metric parameter,
+        # which ``accepts_sparse`` would promise).
+        tags.input_tags.sparse = True
         return tags

@@ -76,11 +76,13 @@ class SpectralRun(Run):
 
     Attributes
     ----------
-    X : ndarray (n, r)
-        The training points in an orthonormal basis of their centred span.
+    X : ndarray (n, r) or SparseCoordinates
+        The training points in an orthonormal basis of their centred span
+        (sparse rows with that basis: see :mod:`nbembed.spectral.sparse_data`).
     feature_map : tuple or None
         (mean, basis, kernel PCA map or None) taking inputs to those
-        coordinates: (phi(x) - mean) @ basis.
+        coordinates: (phi(x) - mean) @ basis (the basis of sparse rows with
+        more features than points is an ``ImplicitBasis``).
     components : ndarray (n_components, r) or None
         A in the basis of the training data's span (None before the solve).
     eigenvalues : ndarray or None

@@ -4,7 +4,10 @@ A cost matrix C (n x n, symmetric, entries may be negative) weighs the squared
 embedded distances: sum_ij C_ij ||A x_i - A x_j||^2 = 2 tr(A X^T L_C X A^T)
 with L_C = D_C - C its graph Laplacian (here X is n x D, one point per row).
 This module turns graphs into the D x D quadratic forms X^T L X, and builds
-the label costs with their constraint matrices X^T B X.
+the label costs with their constraint matrices X^T B X. X is a dense array of
+coordinates or sparse rows held as
+:class:`~nbembed.spectral.sparse_data.SparseCoordinates`, whose forms are
+sparse products.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import scipy.sparse as sp
 
 from .._validation import check_dense_allowed
 from ..affinity import knn_graphs, label_graphs
+from .sparse_data import SparseCoordinates, distance_rows
 
 LABEL_COSTS = ("lfda", "dne", "mfa")
 NEIGHBOR_COSTS = ("local_scaling", "heat")
@@ -28,12 +32,16 @@ def _symmetric(M):
 def laplacian_form(X, W):
     """X^T (D_W - W) X = 1/2 sum_ij W_ij (x_i - x_j)(x_i - x_j)^T for symmetric W."""
     degree = np.asarray(W.sum(axis=1)).ravel()
+    if isinstance(X, SparseCoordinates):
+        return X.quadratic_form(sp.diags(degree) - W)
     return _symmetric(X.T @ (degree[:, None] * X) - X.T @ np.asarray(W @ X))
 
 
 def degree_form(X, W):
     """X^T D_W X with D_W the diagonal matrix of W's row sums (LPP's constraint)."""
     degree = np.asarray(W.sum(axis=1)).ravel()
+    if isinstance(X, SparseCoordinates):
+        return X.quadratic_form(sp.diags(degree))
     return _symmetric(X.T @ (degree[:, None] * X))
 
 
@@ -42,6 +50,8 @@ def scatter(X, rows=None):
 
     Equal to the Laplacian form of the complete graph with weights 1/m on m points.
     """
+    if isinstance(X, SparseCoordinates):
+        return X.scatter(rows)
     Xs = X if rows is None else X[rows]
     Xs = Xs - Xs.mean(axis=0)
     return _symmetric(Xs.T @ Xs)
@@ -130,8 +140,9 @@ def label_cost(X, y, kind, n_neighbors, must_links=None, cannot_links=None, scal
 
     Parameters
     ----------
-    X : ndarray (n, D)
-        The learner's input coordinates (neighbours are found in this space).
+    X : ndarray (n, D) or SparseCoordinates
+        The learner's input coordinates (neighbours are found in this space:
+        among the sparse rows of a SparseCoordinates).
     y : ndarray of int (n,)
     kind : {"lfda", "dne", "mfa"}
         - ``"dne"``: C_ij = +1 when i, j share a class and one is among the
@@ -158,17 +169,18 @@ def label_cost(X, y, kind, n_neighbors, must_links=None, cannot_links=None, scal
     """
     n = X.shape[0]
     check_labels_for_cost(y, kind, must_links, cannot_links)
+    rows = distance_rows(X)
     if kind == "lfda":
         largest = max((int(np.sum(y == c)) for c in np.unique(y[y >= 0])), default=0)
         check_dense_allowed(largest, what="LFDA's within-class weights",
                             alternative="Label fewer points, or use label_cost='dne' or 'mfa'")
         if scales is None:
             k = min(knn_graphs.LOCAL_SCALE_NEIGHBOR, n - 1)
-            scales = knn_graphs.local_scales(knn_graphs.knn_distances(X, k)[0], k)
-        W = label_graphs.lfda_within_class_weights(X, y, scales)
+            scales = knn_graphs.local_scales(knn_graphs.knn_distances(rows, k)[0], k)
+        W = label_graphs.lfda_within_class_weights(rows, y, scales)
         return LabelCost(kind, W, lfda_between_class_scatter(X, y, W))
-    same = [label_graphs.class_neighbour_pairs(X, y, n_neighbors, same=True)]
-    other = [label_graphs.class_neighbour_pairs(X, y, n_neighbors, same=False)]
+    same = [label_graphs.class_neighbour_pairs(rows, y, n_neighbors, same=True)]
+    other = [label_graphs.class_neighbour_pairs(rows, y, n_neighbors, same=False)]
     if must_links is not None:
         same.append(np.asarray(must_links).reshape(-1, 2))
     if cannot_links is not None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from .._validation import check_dense_allowed, check_option
 
@@ -39,7 +40,9 @@ class KernelPCAMap:
     ----------
     kernel : {"rbf", "poly", "linear"} or callable
         A callable is called as ``kernel(X, Y)`` and must return the kernel
-        matrix of shape (len(X), len(Y)).
+        matrix of shape (len(X), len(Y)). The named kernels take sparse rows
+        as they are; a callable gets them as given (a scipy.sparse matrix
+        where the data are sparse).
     kernel_params : dict, optional
         Keyword arguments of :func:`sklearn.metrics.pairwise.pairwise_kernels`
         (``gamma``, ``degree``, ``coef0``) or of the callable. For ``"rbf"``
@@ -182,8 +185,13 @@ def _check_kernel_number(value, key, kernel, *, positive, meaning):
 def _median_squared_distance(X):
     step = max(1, X.shape[0] // MEDIAN_SAMPLE)
     S = X[::step]
-    sq = np.sum(S * S, axis=1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * S @ S.T, 0.0)
+    if sp.issparse(S):  # the sample's rows stay sparse; only its m x m products are dense
+        sq = np.asarray(S.multiply(S).sum(axis=1)).ravel()
+        inner = (S @ S.T).toarray()
+    else:
+        sq = np.sum(S * S, axis=1)
+        inner = S @ S.T
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * inner, 0.0)
     positive = d2[np.triu_indices(S.shape[0], k=1)]
     positive = positive[positive > 0]
     return float(np.median(positive)) if positive.size else 1.0

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
+
+from .sparse_data import sparse_data_basis
 
 #: Singular values of the centred data below this fraction of the largest one
 #: count as zero: those directions carry no training variance.
@@ -20,14 +23,23 @@ RANK_TOLERANCE = 1e-10
 def data_basis(F):
     """Mean and orthonormal basis of the span of the centred rows of ``F``.
 
+    A sparse ``F`` is not densified: see
+    :func:`nbembed.spectral.sparse_data.sparse_data_basis`.
+
     Returns
     -------
     mean : ndarray (D,)
     basis : ndarray (D, r)
-        Orthonormal columns, r = numerical rank of F - mean.
+        Orthonormal columns, r = numerical rank of F - mean
+        (an :class:`~nbembed.spectral.sparse_data.ImplicitBasis` for a sparse
+        F with more columns than rows).
     coordinates : ndarray (n, r)
-        (F - mean) @ basis: the data in that basis (distances unchanged).
+        (F - mean) @ basis: the data in that basis (distances unchanged); a
+        :class:`~nbembed.spectral.sparse_data.SparseCoordinates` for a sparse F
+        with at most as many columns as rows.
     """
+    if sp.issparse(F):
+        return sparse_data_basis(F)
     mean = F.mean(axis=0)
     Fc = F - mean
     _, s, Vt = np.linalg.svd(Fc, full_matrices=False)

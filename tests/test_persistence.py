@@ -600,3 +600,21 @@ def test_the_docs_page_runs(tmp_path, monkeypatch):
         for value in namespace.values():
             if type(value).__name__ == "Explorer":
                 value.stop(timeout=10)
+
+
+def test_the_explorer_saves_and_opens_its_session_itself(explorers, tmp_path):
+    from nbembed.widget import Explorer
+
+    X = blobs()
+    ex = explorers(X)
+    ex.step(10)
+    ex.wait(timeout=120)
+    ex.apply("must_link", [1, 2, 3])
+    path = ex.save(tmp_path / "mine.npz", include_data=True)
+    back = Explorer.load(path)
+    try:
+        back.wait(timeout=120)
+        np.testing.assert_array_equal(back.embedding, ex.embedding)
+        assert back.annotations.to_json() == ex.annotations.to_json()
+    finally:
+        back.stop(timeout=30)

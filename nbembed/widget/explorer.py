@@ -441,6 +441,31 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             annotations = self.annotations.copy()
         return annotations_to_obs(adata, annotations, key, copy=copy)
 
+    def save(self, path, include_data=False):
+        """Save this session (method, positions, sliders, annotations, pins,
+        colourings) to one file; see :func:`nbembed.widget.session.save_session`.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
+        from .session import save_session
+        return save_session(self, path, include_data=include_data)
+
+    @classmethod
+    def load(cls, path, X=None, **kwargs):
+        """Open a session written by :meth:`save`, going on where it was; see
+        :func:`nbembed.widget.session.load_session` (``X`` is needed when the data
+        were not saved with it).
+
+        Returns
+        -------
+        Explorer
+        """
+        from .session import load_session
+        return load_session(path, X=X, **kwargs)
+
     def _max_classes(self):
         """Most classes the method can use (Mbed's ``n_classes``), or None for no limit."""
         return getattr(self._adopted or self._method, "max_classes", None)

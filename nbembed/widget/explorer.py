@@ -213,7 +213,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
                  colors=None, hover_text=None, images=None, autostart=True, view="first-two",
                  *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS,
-                 color=None, use_rep=None):
+                 color=None, use_rep=None, _first_prepare=None):
         _require_bundle(type(self))
         X, labels, class_names, data, color = anndata_input.explorer_input(
             X, use_rep=use_rep, labels=labels, class_names=class_names, color=color, data=data)
@@ -228,6 +228,9 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         n = arguments.count_samples(X)
         self._X = X
         self._method = method
+        # Prepares the first run in place of method.prepare, once (an Explorer opened
+        # from a session starts its run there); restarts prepare afresh.
+        self._first_prepare = _first_prepare
         self._y = None if labels is None else check_labels(labels, n, name="labels")
         self._annotations = arguments.initial_annotations(n, self._y, class_names, annotations)
         if annotations is None:
@@ -519,7 +522,9 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     # ------------------------------------------------------------------ worker side
     def _prepare_run(self):
         ann, y = self._annotation_snapshot()
-        run = self._method.prepare(self._X, y, annotations=ann)
+        prepare = self._first_prepare or self._method.prepare
+        self._first_prepare = None
+        run = prepare(self._X, y, annotations=ann)
         # Restarts and added points keep what this prepare chose by a search.
         chosen = getattr(self._method, "with_chosen_settings", None)
         if chosen is not None:

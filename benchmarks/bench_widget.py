@@ -198,11 +198,15 @@ RENDER_LOOP = """async (seconds) => {
   const t0 = performance.now();
   let frames = 0;
   while (performance.now() - t0 < seconds * 1000) {
-    const xy = new Float32Array(base.length);
+    // Laid out as Python sends positions: float64 bounds (x_min, y_min, x_max,
+    // y_max), then one uint16 code per coordinate.
+    const bytes = new ArrayBuffer(32 + 4 * n);
+    new Float64Array(bytes, 0, 4).set([-0.95, -0.95, 0.95, 0.95]);
+    const codes = new Uint16Array(bytes, 32);
     const shift = 0.02 * Math.sin(frames);
-    for (let i = 0; i < xy.length; i++) xy[i] = base[i] + shift;
+    for (let i = 0; i < codes.length; i++) codes[i] = Math.round((base[i] + shift + 0.95) / 1.9 * 65535);
     const done = drawn(Number(root.dataset.frame));
-    window.harness.fake.fromPython({_positions: new DataView(xy.buffer)});
+    window.harness.fake.fromPython({_positions: new DataView(bytes)});
     await done;
     frames += 1;
   }

@@ -211,8 +211,8 @@ def lasso_around(nb, members, margin=14.0):
 
     # The kernel's Explorer sends positions normalized to the plot's initial
     # camera (as tests/e2e/test_explorer_marks.py's point_on_screen reads them).
-    nb.py("from nbembed.widget.traits import FLOAT32, decode")
-    positions = np.array(nb.py_value("decode(ex._positions, FLOAT32).reshape(-1, 2).tolist()"))
+    nb.py("from nbembed.widget.traits import decode_positions")
+    positions = np.array(nb.py_value("decode_positions(ex._positions).tolist()"))
     box = nb.locator("canvas.nbembed-canvas").bounding_box()
     aspect = box["width"] / box["height"]
     pixels = np.column_stack([box["x"] + (positions[:, 0] / aspect + 1) / 2 * box["width"],

@@ -28,8 +28,9 @@ from nbembed.widget import explorer as explorer_module  # noqa: E402
 from nbembed.widget import controls, messages, palette  # noqa: E402
 from nbembed.widget.annotating import ActionLog, selection_indices, unused_notice  # noqa: E402
 from nbembed.widget.explorer import BundleMissingError, Explorer  # noqa: E402
-from nbembed.widget.traits import FLOAT32, UINT16, UINT32, bytes_from_json, decode, \
-    encode  # noqa: E402
+from nbembed.widget.traits import BOUNDS_BYTES, FLOAT32, POSITION_STEPS, UINT16, UINT32, \
+    bytes_from_json, decode, decode_positions, encode, encode_positions, \
+    positions_nbytes  # noqa: E402
 from nbembed.widget.view import EXTENT, PlaneView, normalize  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -227,6 +228,68 @@ def test_binary_round_trips():
         bytes_from_json([1, 2, 3])
 
 
+def exact_decoding(data):
+    """Positions decoded in float64 from the bounds and codes, without the float32 rounding."""
+    bounds = np.frombuffer(data, dtype="<f8", count=4)
+    codes = np.frombuffer(data, dtype=UINT16, offset=BOUNDS_BYTES).reshape(-1, 2)
+    low, high = bounds[:2], bounds[2:]
+    return low + codes * ((high - low) / POSITION_STEPS), low, high
+
+
+def test_positions_round_trip_within_half_a_step_per_axis():
+    rng = np.random.default_rng(3)
+    P = np.column_stack([rng.uniform(-0.95, 0.95, 5000), rng.normal(0.1, 0.02, 5000)])
+    data = encode_positions(P)
+    assert isinstance(data, bytes) and len(data) == positions_nbytes(5000) == 32 + 4 * 5000
+    decoded = decode_positions(memoryview(data))
+    assert decoded.dtype == FLOAT32 and decoded.shape == P.shape
+    exact, low, high = exact_decoding(data)
+    assert np.array_equal(low, P.min(axis=0)) and np.array_equal(high, P.max(axis=0))
+    half_step = (high - low) / POSITION_STEPS / 2
+    error = np.abs(exact - P)
+    assert np.all(error <= half_step * (1 + 1e-9))
+    assert np.all(error.max(axis=0) > half_step / 2)  # rounded to 16 bits, not kept
+    # What the browser draws: the same float64 values rounded to float32.
+    assert np.array_equal(decoded, exact.astype(np.float32))
+    # The extremes are the bounds.
+    assert decoded[P[:, 0].argmin(), 0] == np.float32(low[0])
+    assert decoded[P[:, 1].argmax(), 1] == np.float32(high[1])
+
+
+def test_positions_sharing_a_coordinate_decode_it_exactly():
+    P = np.array([[0.3, -0.7], [0.3, 0.2], [0.3, 0.95]])
+    decoded = decode_positions(encode_positions(P))
+    assert np.all(decoded[:, 0] == np.float32(0.3))
+    assert np.allclose(decoded[:, 1], P[:, 1], atol=0.5 * 1.65 / POSITION_STEPS + 1e-7)
+    one = decode_positions(encode_positions([[-0.25, 0.125]]))
+    assert one.tolist() == [[-0.25, 0.125]]
+
+
+def test_positions_refuse_non_finite_values_and_wrong_shapes():
+    for bad in (np.nan, np.inf, -np.inf):
+        with pytest.raises(ValueError, match="finite"):
+            encode_positions([[0.0, 1.0], [bad, 0.5]])
+    with pytest.raises(ValueError, match="more than float64"):
+        encode_positions([[-1e308, 0.0], [1e308, 1.0]])
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        encode_positions(np.zeros((4, 3)))
+    empty = encode_positions(np.zeros((0, 2)))
+    assert len(empty) == positions_nbytes(0) and decode_positions(empty).shape == (0, 2)
+    assert decode_positions(b"").shape == (0, 2)
+
+
+def test_malformed_positions_are_refused():
+    good = encode_positions([[0.0, 0.0], [1.0, 2.0]])
+    with pytest.raises(ValueError, match="bytes"):
+        decode_positions(good[:20])
+    with pytest.raises(ValueError, match="bytes"):
+        decode_positions(good[:-2])
+    for bounds in ([0.0, np.nan, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0], [-1e308, 0.0, 1e308, 1.0],
+                   [0.0, 0.0, np.inf, 1.0]):
+        with pytest.raises(ValueError, match="bounds"):
+            decode_positions(np.array(bounds, "<f8").tobytes() + good[BOUNDS_BYTES:])
+
+
 def test_set_state_accepts_memoryviews_and_keeps_the_rest_of_the_update(make_explorer):
     ex = make_explorer()
     sel = memoryview(encode([5, 1, 5, 3], UINT32))
@@ -343,7 +406,7 @@ def test_predicted_classes_and_anchors(make_explorer):
     assert codes == [i % 3 for i in range(30)] + [0, 1, 2]  # anchors take their class colour
     assert [e["count"] for e in ex.legend] == [10, 10, 10]
     anchors = decode(ex._anchors, FLOAT32).reshape(-1, 2)
-    points = decode(ex._positions, FLOAT32).reshape(-1, 2)
+    points = decode_positions(ex._positions)
     assert anchors.shape == (3, 2)
     # points and anchors share one transform p' = s p + t into the plot
     Y = ex.embedding
@@ -353,16 +416,33 @@ def test_predicted_classes_and_anchors(make_explorer):
     assert np.isclose(np.abs(np.vstack([points, anchors])).max(), EXTENT, atol=1e-6)
 
 
-def test_positions_are_normalized_float32_of_the_view(make_explorer):
+def test_positions_are_the_normalized_view_in_16_bits(make_explorer):
     ex = make_explorer(X=np.zeros((30, 2)), method=FakeMethod(d=3), view="pca")
     ex.pause()
     ex.wait()
-    P = decode(ex._positions, FLOAT32).reshape(-1, 2)
+    assert len(ex._positions) == positions_nbytes(30)
+    P = decode_positions(ex._positions)
     assert P.shape == (30, 2) and ex.n_components == 3
     assert np.all(np.abs(P) <= EXTENT + 1e-6)
     Y = ex.embedding
-    expected, _ = normalize(*PlaneView("pca")(Y))
-    assert np.allclose(np.abs(P), np.abs(expected), atol=1e-5)
+    expected, _ = normalize(*PlaneView("pca")(Y), dtype=np.float64)
+    half_step = np.ptp(expected, axis=0) / POSITION_STEPS / 2
+    # |P| against |expected|: a fresh PlaneView may choose other signs.
+    assert np.all(np.abs(np.abs(P) - np.abs(expected)) <= half_step + 1e-7)
+
+
+def test_a_view_that_overflows_is_skipped_not_sent(make_explorer):
+    from nbembed.widget import frames
+
+    ex = make_explorer(autostart=False)
+    wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)
+    sent, skipped, positions = ex.frames_sent, ex.skipped_frames, ex._positions
+    huge = np.full(ex._snapshot.embedding.shape, 1.5e308)
+    huge[0] = 1e308  # finite, but the centre of the box, (low + high) / 2, is not
+    ex._snapshot = frames.Snapshot(huge, None, None, 1, None)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        ex._publish()
+    assert (ex.frames_sent, ex.skipped_frames, ex._positions) == (sent, skipped + 1, positions)
 
 
 def test_a_frame_is_one_message_with_all_its_traits(make_explorer):
@@ -431,8 +511,9 @@ def test_the_byte_limit_counts_only_what_a_frame_changes(make_explorer, monkeypa
     ex._snapshot = frames.Snapshot(moved, snap.anchors, snap.membership, snap.iteration + 1,
                                    snap.cost)
     ex._publish()
-    assert ex._frame_bytes == n * (4 + 4)  # new positions; the same colours are not sent
-    monkeypatch.setattr(frames, "MAX_STREAM_BYTES_PER_SECOND", n * 8 * 10.0)
+    # New positions, 4 bytes a point and 32 of bounds; the same colours are not sent.
+    assert ex._frame_bytes == 4 * n + 32
+    monkeypatch.setattr(frames, "MAX_STREAM_BYTES_PER_SECOND", (4 * n + 32) * 10.0)
     assert ex._publish_interval() == pytest.approx(0.1)  # 10 such frames a second
     ex.color_by_values("parity", np.arange(n) % 2)
     assert ex._frame_bytes == n * 2  # new colours only
@@ -541,7 +622,7 @@ def test_finished_run_idles_and_a_slider_resumes_it(make_explorer):
 def test_non_finite_snapshots_are_never_painted(make_explorer):
     ex = make_explorer(method=FakeMethod(nan_from=30))
     wait_for(lambda: ex.skipped_frames > 3)
-    P = decode(ex._positions, FLOAT32)
+    P = decode_positions(ex._positions)
     assert P.size and np.all(np.isfinite(P))
     assert np.all(np.isfinite(ex.embedding))
     assert ex.iteration < 30

@@ -1,4 +1,5 @@
-// Binary traits: Python sends little-endian float32 positions, uint16 colour
+// Binary traits: Python sends point positions as 16-bit codes within their
+// bounds (decodePositions), anchors as little-endian float32, uint16 colour
 // codes and uint8 images; the browser sends uint32 selections back.
 //
 // ipywidgets hands a binary trait to JavaScript as a DataView whose
@@ -41,4 +42,40 @@ export const decodeUint8 = (value) => decode(value, Uint8Array);
 export function encodeUint32(indices) {
   const array = Uint32Array.from(indices ?? []);
   return new DataView(array.buffer);
+}
+
+/** Steps between a frame's lowest and highest coordinate: the largest uint16 code. */
+export const POSITION_STEPS = 65535;
+/** Bytes of bounds (float64 x_min, y_min, x_max, y_max) before the point codes. */
+export const BOUNDS_BYTES = 32;
+
+/**
+ * Interleaved float32 xy of a frame's positions: 32 bytes of float64 bounds
+ * (x_min, y_min, x_max, y_max), then one uint16 code q per coordinate, read as
+ * x = x_min + q * ((x_max - x_min) / 65535) in float64 and rounded to float32,
+ * exactly as Python's nbembed.widget.traits.decode_positions. Empty = no points.
+ */
+export function decodePositions(value) {
+  const bytes = toBytes(value);
+  if (bytes.byteLength === 0) return new Float32Array(0);
+  if (bytes.byteLength < BOUNDS_BYTES || (bytes.byteLength - BOUNDS_BYTES) % 4 !== 0) {
+    throw new RangeError(
+      `positions of ${bytes.byteLength} bytes are not ${BOUNDS_BYTES} bytes of bounds and 4 bytes a point`,
+    );
+  }
+  const header = new DataView(bytes.buffer, bytes.byteOffset, BOUNDS_BYTES);
+  const [x0, y0, x1, y1] = [0, 1, 2, 3].map((k) => header.getFloat64(8 * k, true));
+  // A span beyond float64 (bounds near ±1.8e308) is as unusable as NaN bounds.
+  if (![x1 - x0, y1 - y0].every(Number.isFinite) || x0 > x1 || y0 > y1) {
+    throw new RangeError(`invalid position bounds ${[x0, y0, x1, y1].join(", ")}`);
+  }
+  const codes = decodeUint16(bytes.subarray(BOUNDS_BYTES));
+  const sx = (x1 - x0) / POSITION_STEPS;
+  const sy = (y1 - y0) / POSITION_STEPS;
+  const xy = new Float32Array(codes.length);
+  for (let k = 0; k < codes.length; k += 2) {
+    xy[k] = x0 + codes[k] * sx;
+    xy[k + 1] = y0 + codes[k + 1] * sy;
+  }
+  return xy;
 }

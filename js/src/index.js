@@ -2,7 +2,7 @@
 // returns the function that tears it down.
 import { createAnnotationPanel } from "./annotate.js";
 import { createArrowsLayer } from "./arrows.js";
-import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
+import { decodeFloat32, decodePositions, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
@@ -159,7 +159,7 @@ function render({ model, el }) {
   const redraw = () => {
     scheduled = null;
     try {
-      const xy = decodeFloat32(model.get("_positions"));
+      const xy = decodePositions(model.get("_positions"));
       if (!xy.length) return;
       const anchors = decodeFloat32(model.get("_anchors"));
       codes = decodeUint16(model.get("_codes"));

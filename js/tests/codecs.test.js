@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { decodeFloat32, decodeUint16, decodeUint32, encodeUint32, toBytes } from "../src/codecs.js";
+import {
+  BOUNDS_BYTES,
+  POSITION_STEPS,
+  decodeFloat32,
+  decodePositions,
+  decodeUint16,
+  decodeUint32,
+  encodeUint32,
+  toBytes,
+} from "../src/codecs.js";
+import { positionsView } from "./positions.js";
 
 /** A DataView of `values` (as `Type`) placed `offset` bytes into a larger buffer. */
 function viewAt(Type, values, offset) {
@@ -45,5 +55,78 @@ describe("decoding binary traits", () => {
     const encoded = encodeUint32([3, 1, 4000000000]);
     expect(encoded).toBeInstanceOf(DataView);
     expect(Array.from(decodeUint32(encoded))).toEqual([3, 1, 4000000000]);
+  });
+});
+
+/** Encoded positions with the given bounds and codes, `offset` bytes into a larger buffer. */
+function rawPositions(bounds, codes, offset = 0) {
+  const view = new DataView(new ArrayBuffer(offset + BOUNDS_BYTES + 2 * codes.length), offset);
+  bounds.forEach((v, k) => view.setFloat64(8 * k, v, true));
+  codes.forEach((q, k) => view.setUint16(BOUNDS_BYTES + 2 * k, q, true));
+  return view;
+}
+
+describe("decoding positions", () => {
+  it("maps codes linearly from the bounds, in float64 rounded to float32", () => {
+    const bounds = [-0.95, -0.3, 0.95, 0.7];
+    const codes = [0, 0, 65535, 65535, 1, 32768, 12345, 54321];
+    const xy = decodePositions(rawPositions(bounds, codes));
+    expect(xy).toBeInstanceOf(Float32Array);
+    const sx = (bounds[2] - bounds[0]) / POSITION_STEPS;
+    const sy = (bounds[3] - bounds[1]) / POSITION_STEPS;
+    const expected = codes.map((q, k) => Math.fround(k % 2 ? bounds[1] + q * sy : bounds[0] + q * sx));
+    expect(Array.from(xy)).toEqual(expected);
+    // The codes 0 and 65535 are the bounds.
+    expect(Array.from(xy.subarray(0, 4))).toEqual([-0.95, -0.3, 0.95, 0.7].map(Math.fround));
+  });
+
+  it("round-trips within half a step per axis", () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 1.9 - 0.95;
+    const original = Array.from({ length: 2000 }, (_, k) => (k % 2 ? 0.4 * random() : random()));
+    const xy = decodePositions(positionsView(original, 3));
+    const range = [0, 1].map((a) => {
+      const axis = original.filter((_, k) => k % 2 === a);
+      return Math.max(...axis) - Math.min(...axis);
+    });
+    let worst = 0;
+    original.forEach((v, k) => {
+      const error = Math.abs(xy[k] - v);
+      expect(error).toBeLessThanOrEqual(range[k % 2] / POSITION_STEPS / 2 + 2 ** -24);
+      worst = Math.max(worst, error / range[k % 2]);
+    });
+    expect(worst).toBeGreaterThan(0); // the positions did go through 16 bits
+  });
+
+  it("decodes a coordinate shared by all points exactly", () => {
+    const xy = decodePositions(positionsView([0.25, -0.1, 0.25, 0.3, 0.25, 0.9]));
+    expect([xy[0], xy[2], xy[4]]).toEqual([0.25, 0.25, 0.25]);
+    const same = decodePositions(rawPositions([0.1, 0.1, 0.1, 0.1], [0, 0, 0, 0]));
+    expect(Array.from(same)).toEqual([0.1, 0.1, 0.1, 0.1].map(Math.fround));
+  });
+
+  it("reads bounds and codes at any byteOffset, and nothing around them", () => {
+    const codes = [1, 2, 65535, 0];
+    const bounds = [-1, -2, 1, 2];
+    const aligned = Array.from(decodePositions(rawPositions(bounds, codes, 8)));
+    for (const offset of [1, 3, 16]) {
+      const view = rawPositions(bounds, codes, offset);
+      const bytes = new Uint8Array(offset + view.byteLength + 5).fill(0xee);
+      bytes.set(new Uint8Array(view.buffer, offset, view.byteLength), offset);
+      expect(Array.from(decodePositions(new DataView(bytes.buffer, offset, view.byteLength)))).toEqual(aligned);
+    }
+  });
+
+  it("gives no points for an empty value and rejects malformed ones", () => {
+    expect(decodePositions(null).length).toBe(0);
+    expect(decodePositions(new DataView(new ArrayBuffer(0))).length).toBe(0);
+    expect(decodePositions(rawPositions([0, 0, 1, 1], [])).length).toBe(0);
+    expect(() => decodePositions(new DataView(new ArrayBuffer(7)))).toThrow(RangeError);
+    expect(() => decodePositions(new DataView(new ArrayBuffer(BOUNDS_BYTES + 2)))).toThrow(RangeError);
+    expect(() => decodePositions(rawPositions([0, NaN, 1, 1], [0, 0]))).toThrow(/bounds/);
+    expect(() => decodePositions(rawPositions([1, 0, 0, 1], [0, 0]))).toThrow(/bounds/);
+    expect(() => decodePositions(rawPositions([-1e308, 0, 1e308, 1], [0, 0]))).toThrow(/bounds/);
+    expect(() => decodePositions(rawPositions([0, 0, Infinity, 1], [0, 0]))).toThrow(/bounds/);
+    expect(() => decodePositions("abc")).toThrow(TypeError);
   });
 });

@@ -40,7 +40,8 @@ vi.mock("../src/scatter.js", () => ({
 }));
 
 const { default: widget } = await import("../src/index.js");
-const { encodeUint32, decodeUint32 } = await import("../src/codecs.js");
+const { encodeUint32, decodeUint32, decodePositions } = await import("../src/codecs.js");
+const { positionsView } = await import("./positions.js");
 
 /** A model with anywidget's surface that records what the view does to it. */
 function fakeModel(state) {
@@ -73,16 +74,9 @@ function fakeModel(state) {
   };
 }
 
-/** float32 values behind a non-zero byteOffset, as ipywidgets delivers them. */
-function float32View(values) {
-  const buffer = new ArrayBuffer(16 + values.length * 4);
-  new Float32Array(buffer, 16).set(values);
-  return new DataView(buffer, 16, values.length * 4);
-}
-
 function initialState() {
   return {
-    _positions: float32View([-0.5, -0.5, 0.5, 0.5, 0.9, -0.9]),
+    _positions: positionsView([-0.5, -0.5, 0.5, 0.5, 0.9, -0.9]),
     _anchors: new DataView(new ArrayBuffer(0)),
     _codes: new DataView(Uint16Array.of(0, 1, 1).buffer),
     _selection: new DataView(new ArrayBuffer(0)),
@@ -150,7 +144,11 @@ describe("render", () => {
     root.querySelector(".nbembed-plot canvas").dispatchEvent(new MouseEvent("pointerdown", { bubbles: true }));
     expect(outside).not.toHaveBeenCalled(); // drags on the plot never reach the notebook
     const scatter = fakeScatter.instances[0];
-    expect(scatter.data.at(-1).xy).toEqual([-0.5, -0.5, 0.5, 0.5, 0.9, -0.9].map(Math.fround));
+    // Drawn exactly as decoded, within half a 16-bit step of what Python had.
+    const decoded = Array.from(decodePositions(model.state._positions));
+    expect(scatter.data.at(-1).xy).toEqual(decoded);
+    const halfStep = 1.4 / 65535 / 2 + 2 ** -24; // and float32 rounding
+    [-0.5, -0.5, 0.5, 0.5, 0.9, -0.9].forEach((v, k) => expect(Math.abs(decoded[k] - v)).toBeLessThanOrEqual(halfStep));
     expect(scatter.data.at(-1).codes).toEqual([0, 1, 1]);
     expect(root.dataset.frame).toBe("1");
   });
@@ -158,7 +156,7 @@ describe("render", () => {
   it("counts position updates and ignores malformed ones", async () => {
     widget.render({ model, el });
     const root = el.querySelector(".nbembed-explorer");
-    model.state._positions = float32View([0, 0, 0.1, 0.1, 0.2, 0.2]);
+    model.state._positions = positionsView([0, 0, 0.1, 0.1, 0.2, 0.2]);
     model.emit("change:_positions");
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(root.dataset.version).toBe("1");

@@ -7,6 +7,17 @@ and sends it to the browser as one frame, projected into the chosen
 (:mod:`~nbembed.widget.palette`). Frames go out at most ``frame_rate`` times
 a second and at most :data:`MAX_STREAM_BYTES_PER_SECOND`; a frame forced by a
 change always goes out.
+
+A frame sets these traits in one message (a binary trait only when its bytes
+changed): ``frame_id``; ``_positions``, the points in the plot's normalized
+coordinates (within [-EXTENT, EXTENT] of :mod:`~nbembed.widget.view`) as
+their bounds and one uint16 code per coordinate, 4 bytes a point
+(:func:`~nbembed.widget.traits.encode_positions` gives the layout);
+``_anchors``, float32 x, y pairs in the same coordinates (empty without
+anchors); ``_codes``, one uint16 colour code per point then per anchor;
+``palette``, ``legend``, ``legend_continuous``, ``view_note``, ``iteration``
+and ``cost``. A snapshot with NaN or infinity is never sent (it counts in
+``skipped_frames``).
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ import numpy as np
 import traitlets
 
 from . import arguments, palette
-from .traits import FLOAT32, UINT16, encode
+from .traits import FLOAT32, UINT16, encode, encode_positions, positions_nbytes
 from .view import VIEWS, DisplayMap, PlaneView, normalize, normalization
 from .worker import STEP_SECONDS
 
@@ -143,7 +154,7 @@ class FrameStream(traitlets.HasTraits):
         exceed ``MAX_STREAM_BYTES_PER_SECOND``."""
         payload = self._frame_bytes
         if payload is None:
-            payload = self._n * (2 * FLOAT32.itemsize + UINT16.itemsize)
+            payload = positions_nbytes(self._n) + self._n * UINT16.itemsize
         return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
 
     def _publish(self):
@@ -153,13 +164,18 @@ class FrameStream(traitlets.HasTraits):
             if snap is None:
                 return
             points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
+            display_map = DisplayMap(self._plane.plane, *normalization(points, anchors))
+            points, anchors = normalize(points, anchors, dtype=np.float64)
+            try:
+                positions = encode_positions(points)
+            except ValueError:
+                # Finite embeddings near the float64 limit can overflow in the view.
+                self.skipped_frames += 1
+                return
             frame = self.frames_sent + 1
-            self._display_maps[frame] = DisplayMap(self._plane.plane,
-                                                   *normalization(points, anchors))
+            self._display_maps[frame] = display_map
             self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
-            points, anchors = normalize(points, anchors)
             coloring = self._coloring(snap)
-            positions = encode(points, FLOAT32)
             anchors = b"" if anchors is None else encode(anchors, FLOAT32)
             codes = encode(coloring.codes, UINT16)
             # A trait goes to the browser only when its value changed: the

@@ -201,18 +201,18 @@ class DisplayMap:
         return Y + (target - now) @ self.basis.T
 
 
-def normalize(points, anchors=None):
+def normalize(points, anchors=None, dtype=np.float32):
     """Scale 2-D positions uniformly into [-EXTENT, EXTENT] around their box centre.
 
     Anchors are transformed alike and count for the box.
 
     Returns
     -------
-    points, anchors : ndarray of float32
+    points, anchors : ndarray of ``dtype``
     """
     center, scale = normalization(points, anchors)
 
     def fit(P):
-        return ((P - center) * scale).astype(np.float32)
+        return ((P - center) * scale).astype(dtype, copy=False)
 
     return fit(points), None if anchors is None else fit(anchors)

@@ -39,9 +39,9 @@ def painted_pixels(page, layer="nbembed-marks"):
 
 def point_on_screen(page, ex, i):
     """Page pixel of point i, under the plot's initial camera."""
-    from nbembed.widget.traits import FLOAT32, decode
+    from nbembed.widget.traits import decode_positions
 
-    x, y = map(float, decode(ex._positions, FLOAT32).reshape(-1, 2)[i])
+    x, y = map(float, decode_positions(ex._positions)[i])
     box = page.locator(f"{ROOT} canvas.nbembed-canvas").bounding_box()
     aspect = box["width"] / box["height"]
     return (box["x"] + (x / aspect + 1) / 2 * box["width"],

@@ -101,7 +101,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 from nbembed import HSSNE
 from nbembed.widget import Explorer
-from nbembed.widget.traits import FLOAT32, decode
+from nbembed.widget.traits import decode_positions
 
 X = load_digits().data[:300]
 # The endless run keeps one core busy, not both: on a two-core machine the browser
@@ -134,7 +134,7 @@ def test_a_point_dragged_in_jupyterlab_is_pinned_in_the_kernel(lab):
         nb.locator('button[data-action="pause"]').click()
         nb.wait_py("ex.status == 'paused'", what="the run paused")
         frame = shown_frame(nb)
-        shown = np.array(nb.py_value("decode(ex._positions, FLOAT32).reshape(-1, 2).tolist()"))
+        shown = np.array(nb.py_value("decode_positions(ex._positions).tolist()"))
         box = nb.locator(f"{ROOT} canvas.nbembed-canvas").bounding_box()
         aspect = box["width"] / box["height"]
         pixels = np.column_stack([box["x"] + (shown[:, 0] / aspect + 1) / 2 * box["width"],

@@ -141,9 +141,9 @@ def lasso(widget_page, ex, polygon, *, with_button):
 
 
 def decode_positions(ex):
-    from nbembed.widget.traits import FLOAT32, decode
+    from nbembed.widget.traits import decode_positions
 
-    return decode(ex._positions, FLOAT32).reshape(-1, 2)
+    return decode_positions(ex._positions)
 
 
 @pytest.mark.parametrize("pad", [8, 3], ids=["aligned-offset", "unaligned-offset"])
@@ -173,7 +173,7 @@ def test_concave_lasso_selects_exactly_the_points_inside(widget_page, explorer_o
 
 
 def test_new_positions_from_python_are_drawn_and_used(widget_page, explorer_on_clusters):
-    from nbembed.widget.traits import FLOAT32, encode
+    from nbembed.widget.traits import encode_positions
 
     ex, _, (left, middle, right) = explorer_on_clusters
     mount_explorer(widget_page, ex)
@@ -183,7 +183,7 @@ def test_new_positions_from_python_are_drawn_and_used(widget_page, explorer_on_c
     normalized = decode_positions(ex)
     swapped = normalized.copy()
     swapped[left], swapped[middle] = normalized[middle], normalized[left]
-    ex._positions = encode(swapped, FLOAT32)
+    ex._positions = encode_positions(swapped)
     widget_page.from_python(ex, ["_positions"])
     widget_page.wait_attr(ROOT, "data-version", f"(v) => Number(v) > {version}",
                           "data-version to count the new positions")

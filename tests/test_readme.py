@@ -18,6 +18,9 @@ from nbembed.cli import build_parser
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
+#: Modules of the optional integrations a README example may use.
+OPTIONAL_MODULES = {"anndata", "pandas", "polars"}
+
 #: A fenced block: its language after the opening fence, its text up to the closing one.
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
@@ -62,6 +65,8 @@ def _error_of(source, filename, namespace):
         # An environment without the built widget, not a mistake in the README.
         if type(exc).__name__ == "BundleMissingError":
             pytest.skip(f"the Explorer's JavaScript bundle is not built: {exc}")
+        if isinstance(exc, ModuleNotFoundError) and exc.name in OPTIONAL_MODULES:
+            pytest.skip(f"{exc.name} (an optional integration) is not installed")
         return traceback.format_exc()
     return None
 

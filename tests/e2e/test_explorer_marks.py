@@ -20,7 +20,8 @@ def annotated_explorer():
     ann.set_labels(middle, 0)
     ann.add_must_link(left)
     ann.add_cannot_link(left, right)
-    ex = Explorer(Y, method="precomputed", autostart=False, annotations=ann)
+    ex = Explorer(Y, method="precomputed", autostart=False, annotations=ann,
+                  data={"x": Y[:, 0].astype(float)})
     ex.wait(timeout=30)
     yield ex, (left, middle, right)
     ex.close()
@@ -52,15 +53,26 @@ def test_constraints_are_drawn_toggled_described_and_undone(widget_page, annotat
     ex, (left, middle, right) = annotated_explorer
     page = widget_page.page
     mount_explorer(widget_page, ex)
-    # one group's links, an outline per labelled point, one cannot-link line
-    widget_page.wait_attr(ROOT, "data-marks-drawn", f"(v) => v === '{1 + len(middle) + 1}'",
-                          "the marks of 40 labels, a group and a cannot-link")
+    # Coloured by label: one group's links and one cannot-link line; the colour says
+    # which points are labelled, so they get no outline.
+    widget_page.wait_attr(ROOT, "data-marks-drawn", "(v) => v === '2'",
+                          "the marks of a group and a cannot-link")
     assert painted_pixels(page) > 500
 
     page.mouse.move(*point_on_screen(page, ex, int(left[len(left) // 2])))
     tooltip = page.locator(f"{ROOT} .nbembed-tooltip")
     tooltip.wait_for(state="visible")
     assert "must-link group 1 · cannot-link 1 (A)" in tooltip.inner_text()
+    page.mouse.move(*point_on_screen(page, ex, int(middle[0])))
+    page.wait_for_function(f"""() => document.querySelector('{ROOT} .nbembed-tooltip')
+                               .textContent.includes('middle · labelled')""")
+
+    # Coloured by something else, each labelled point is outlined and named.
+    ex.color_by = "x"
+    widget_page.from_python(ex, ["color_by", "_codes", "palette", "legend", "legend_continuous"])
+    widget_page.wait_attr(ROOT, "data-marks-drawn", f"(v) => v === '{1 + len(middle) + 1}'",
+                          "the marks of 40 labels, a group and a cannot-link")
+    page.mouse.move(*point_on_screen(page, ex, int(left[0])))
     page.mouse.move(*point_on_screen(page, ex, int(middle[0])))
     page.wait_for_function(f"""() => document.querySelector('{ROOT} .nbembed-tooltip')
                                .textContent.includes('label middle')""")

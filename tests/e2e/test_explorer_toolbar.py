@@ -93,7 +93,9 @@ def test_export_then_import_round_trips_and_a_bad_file_changes_nothing(widget_pa
 def test_png_of_the_view_holds_the_points_and_the_marks(widget_page, explorer):
     from PIL import Image
 
-    ex, _, _ = explorer
+    ex, (left, middle, right), _ = explorer
+    ex.annotations.add_cannot_link(middle[:5], right[:5])
+    ex.update_annotations()
     page = widget_page.page
     mount_explorer(widget_page, ex)
     widget_page.wait_attr(ROOT, "data-marks-drawn", "(v) => Number(v) > 0", "marks drawn")
@@ -105,10 +107,10 @@ def test_png_of_the_view_holds_the_points_and_the_marks(widget_page, explorer):
     image = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).astype(int)
     box = page.locator(f"{ROOT} canvas.nbembed-canvas").bounding_box()
     assert image.shape[1] >= box["width"] - 2  # device pixels, at least the CSS size
-    # The blue of the labelled class, and the near-black outlines of the marks layer.
-    dark = (image.sum(axis=2) < 150).sum()
+    # The blue of the labelled class, and the red cannot-link line of the marks layer.
+    red = ((image[:, :, 0] > 150) & (image[:, :, 1] < 80) & (image[:, :, 2] < 80)).sum()
     blue = ((image[:, :, 2] > 150) & (image[:, :, 0] < 80)).sum()
-    assert dark > 50 and blue > 50, (dark, blue)
+    assert red > 50 and blue > 50, (red, blue)
     assert widget_page.errors == []
 
 

@@ -13,6 +13,22 @@ export const CSS = `
 .nbembed-explorer button, .nbembed-explorer select, .nbembed-explorer input {
   font: inherit;
 }
+/* Some hosts reset form controls (marimo does, in the widget's shadow root), which
+   leaves buttons and fields without a frame: the widget draws its own. */
+.nbembed-explorer button, .nbembed-explorer select, .nbembed-explorer input[type="text"],
+.nbembed-explorer input[type="number"], .nbembed-explorer input[type="search"] {
+  border: 1px solid var(--jp-border-color1, #b0b0b0);
+  border-radius: 3px;
+  padding: 1px 4px;
+  background: var(--jp-layout-color1, #fff);
+  color: inherit;
+}
+.nbembed-explorer button {
+  padding: 1px 6px;
+  background: var(--jp-layout-color2, #eee);
+  cursor: pointer;
+}
+.nbembed-explorer button:disabled { opacity: 0.5; cursor: default; }
 .nbembed-explorer [hidden] { display: none !important; }
 .nbembed-toolbar, .nbembed-status {
   grid-column: 1 / -1;

@@ -179,6 +179,23 @@ def test_toggle_pins_the_selection_and_unpin_all_from_the_browser(explorer):
     assert settle(ex).pinned.tolist() == []
 
 
+def test_a_pin_message_pins_the_selection_it_carries(explorer):
+    # A host may handle the message before the selection update sent ahead of it
+    # (marimo merges what is queued while its kernel is busy): the browser's
+    # selection travels with the message and wins over the one Python holds.
+    ex = explorer()
+    ex.selection = [1, 2]
+    ex._handle_msg(custom_msg({"type": "toggle_pins"}, [encode([5, 7], UINT32)]))
+    assert ex.pinned.tolist() == [5, 7]
+    assert ex.selection.tolist() == [1, 2]
+    for buffers in ([encode([5, 99], UINT32)], [b"\x01\x02\x03"],
+                    [encode([5], UINT32), encode([7], UINT32)], [b""]):
+        ex._handle_msg(custom_msg({"type": "toggle_pins"}, buffers))
+        assert ex.notice.startswith("Ignored a message from the browser"), (buffers, ex.notice)
+        assert ex.pinned.tolist() == [5, 7]
+    assert settle(ex).pinned.tolist() == [5, 7]
+
+
 def test_undo_reverts_a_drop_and_keeps_the_annotation_history(explorer):
     ex = explorer(class_names=["a"])
     ex.apply("soft_label", [0, 1], label=0)

@@ -212,7 +212,9 @@ function render({ model, el }) {
       toolbar.buttons.move.setAttribute("aria-pressed", String(moveMode));
       root.dataset.mode = moveMode ? "move" : lassoMode ? "lasso" : "pan";
     } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
-    else if (action === "pin") model.send({ type: "toggle_pins" });
+    // The selection shown travels with the message: a host may handle messages
+    // before the trait updates queued with them (marimo does when its kernel is busy).
+    else if (action === "pin") model.send({ type: "toggle_pins" }, undefined, [encodeUint32(selection)]);
     else if (action === "unpin-all") model.send({ type: "unpin_all" });
     else model.send({ type: action });
   });

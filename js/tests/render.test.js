@@ -212,8 +212,12 @@ describe("render", () => {
     expect(root.dataset.mode).toBe("move");
     move.click();
     expect(root.dataset.mode).toBe("pan");
+    // Pin carries the selection shown, as Apply does.
+    model.state._selection = encodeUint32([3, 5]);
+    model.emit("change:_selection");
     root.querySelector('button[data-action="pin"]').click();
     expect(model.sent.at(-1).content).toEqual({ type: "toggle_pins" });
+    expect(Array.from(decodeUint32(model.sent.at(-1).buffers[0]))).toEqual([3, 5]);
     root.querySelector('button[data-action="unpin-all"]').click();
     expect(model.sent.at(-1).content).toEqual({ type: "unpin_all" });
   });

@@ -18,7 +18,9 @@ type                    fields
                         ``annotations_json``: ``text``, ``filename``)
 ``import_annotations``  ``text``: the content of a JSON file
 ``step``                ``n``: iterations to do while paused (default 1)
-``toggle_pins``         none (pin the selection, or unpin it if all pinned)
+``toggle_pins``         pin the selection, or unpin it if all pinned: one
+                        binary buffer of uint32 indices (the selection) or
+                        none (use the selection Python holds)
 ``unpin_all``           none
 ``drop``                ``indices`` (list of int), ``positions`` (one [x, y]
                         per index, in the frame's normalized coordinates),
@@ -41,7 +43,7 @@ from .traits import UINT32, decode
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
           "redo": "redo", "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
-          "toggle_pins": "toggle_pins", "unpin_all": "unpin_all"}
+          "unpin_all": "unpin_all"}
 NEW_CLASS = "__new__"
 
 
@@ -83,6 +85,20 @@ def _drop(content):
             "frame": _integer(content.get("frame"), "frame")}
 
 
+def _selection(buffers):
+    """The selection a message carries as its one buffer: {"indices": ...}, or {}
+    when it carries none (Python's own selection is meant)."""
+    buffers = list(buffers or ())
+    if len(buffers) > 1:
+        raise MessageError(f"expected at most one buffer (the selection), got {len(buffers)}.")
+    if not buffers:
+        return {}
+    try:
+        return {"indices": decode(buffers[0], UINT32, name="the selection").astype("int64")}
+    except (TypeError, ValueError) as err:
+        raise MessageError(str(err)) from None
+
+
 def parse(content, buffers=()):
     """The Explorer call a browser message asks for.
 
@@ -106,10 +122,12 @@ def parse(content, buffers=()):
         raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
     kind = content.get("type")
     if not isinstance(kind, str) or (kind not in SIMPLE and kind not in (
-            "apply", "step", "import_annotations", "drop")):
+            "apply", "step", "import_annotations", "drop", "toggle_pins")):
         raise MessageError(f"unknown message type {kind!r}.")
     if kind in SIMPLE:
         return SIMPLE[kind], {}
+    if kind == "toggle_pins":
+        return "toggle_pins", _selection(buffers)
     if kind == "drop":
         return "drop", _drop(content)
     if kind == "step":
@@ -123,15 +141,7 @@ def parse(content, buffers=()):
     mode = content.get("mode")
     if mode not in MODES:
         raise MessageError(f"mode must be one of {', '.join(MODES)}; got {mode!r}.")
-    kwargs = {"mode": mode}
-    buffers = list(buffers or ())
-    if len(buffers) > 1:
-        raise MessageError(f"expected at most one buffer (the selection), got {len(buffers)}.")
-    if buffers:
-        try:
-            kwargs["indices"] = decode(buffers[0], UINT32, name="the selection").astype("int64")
-        except (TypeError, ValueError) as err:
-            raise MessageError(str(err)) from None
+    kwargs = {"mode": mode, **_selection(buffers)}
     if mode == "soft_label":
         label = content.get("label")
         if label == NEW_CLASS:

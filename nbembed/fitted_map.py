@@ -39,7 +39,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _config
-from ._estimator import check_is_fitted
 from ._kernels.rows import cross_squared_distances
 from .methods._new_points import NewPoints, check_new_points, check_placement_perplexity
 
@@ -136,14 +135,7 @@ class FittedMap:
             raise TypeError(f"fitted_map takes a fitted HSSNE, SNE, NeRV, SNeRV or Mbed; got "
                             f"{type(estimator).__name__}. Other estimators place new points "
                             f"with their own transform.")
-        check_is_fitted(estimator, "embedding_")
-        placer = getattr(estimator, "_new_points", None)
-        if placer is None:
-            raise ValueError(f"{type(estimator).__name__} cannot place new points, so it has no "
-                             f"fitted map: it was fitted on precomputed affinities "
-                             f"(affinity='precomputed'), which relate no new point to the "
-                             f"training points. Fit it on data, or on dissimilarities with "
-                             f"metric='precomputed'.")
+        placer = estimator._fitted_placement()
         placer = check_placement_perplexity(placer, perplexity, estimator)
         state = {k: v for k, v in placer.__dict__.items() if k not in CACHES}
         placer = _RowByRowPlacement.__new__(_RowByRowPlacement)

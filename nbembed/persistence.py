@@ -25,6 +25,7 @@ See docs/saving.md.
 from __future__ import annotations
 
 from .affinity.learning_metric import LearningMetric
+from .fitted_map import FittedMap, _RowByRowPlacement
 from .methods._new_points import NewPoints
 from .methods.nerv_run import SupervisedDistances
 from .methods.registry import REGISTRY
@@ -33,8 +34,10 @@ from .spectral.kpca import KernelPCAMap
 
 #: The objects a fitted estimator holds besides arrays: what ``transform`` places
 #: new points with (and SNeRV's learned distances for it), the timings of a fit,
-#: the kernel PCA map of a kernelized spectral method and SNeRV's fitted metric.
-_FITTED_PARTS = (NewPoints, SupervisedDistances, FitTimings, KernelPCAMap, LearningMetric)
+#: the kernel PCA map of a kernelized spectral method and SNeRV's fitted metric;
+#: and a fitted map (:func:`nbembed.fitted_map.fitted_map`) with its placement.
+_FITTED_PARTS = (NewPoints, SupervisedDistances, FitTimings, KernelPCAMap, LearningMetric,
+                 FittedMap, _RowByRowPlacement)
 
 
 def _sparse_types():
@@ -55,7 +58,7 @@ def trusted_types():
     Pass the list as ``trusted`` to ``skops.io.load`` or
     ``skops.io.loads`` to load any nbembed estimator, fitted or not. It
     names every estimator class nbembed exports, the objects their fitted
-    attributes hold, and SciPy's CSR matrix (skops trusts only the base
+    attributes hold, :class:`~nbembed.fitted_map.FittedMap`, and SciPy's CSR matrix (skops trusts only the base
     ``spmatrix`` by default), which holds arrays only.
 
     Returns

@@ -8,10 +8,10 @@ import pytest
 distributed = pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
 
-from sklearn.datasets import load_digits  # noqa: E402
+from _placement import digits, hssne, mbed  # noqa: E402, F401
 
 import nbembed.dask as nbdask  # noqa: E402
-from nbembed import HSSNE, Mbed  # noqa: E402
+from nbembed import HSSNE  # noqa: E402
 from nbembed.fitted_map import FittedMap, fitted_map  # noqa: E402
 
 
@@ -28,25 +28,8 @@ def client():
         cluster.close()
 
 
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    order = np.random.default_rng(0).permutation(len(X))
-    return X[order][:300], X[order][300:540]
-
-
-@pytest.fixture(scope="module")
-def hssne(digits):
-    return HSSNE(perplexity=20, max_iter=300, random_state=0).fit(digits[0])
-
-
-@pytest.fixture(scope="module")
-def mbed(digits):
-    return Mbed(n_classes=3, max_iter=100, random_state=0).fit(digits[0])
-
-
 def test_cluster_places_rows_as_in_memory(client, hssne, digits):
-    X_new = digits[1]
+    X_new = digits[2]
     Y = nbdask.transform(hssne, da.from_array(X_new, chunks=70))
     assert Y.shape == (240, 2) and Y.chunks == ((70, 70, 70, 30), (2,))
     assert Y.dtype == np.float64
@@ -57,7 +40,7 @@ def test_cluster_places_rows_as_in_memory(client, hssne, digits):
 
 
 def test_chunks_their_order_and_threads_change_nothing(client, hssne, digits):
-    X_new = digits[1]
+    X_new = digits[2]
     placer = fitted_map(hssne)
     expected = placer.transform(X_new)
     order = np.random.default_rng(2).permutation(len(X_new))
@@ -71,7 +54,7 @@ def test_chunks_their_order_and_threads_change_nothing(client, hssne, digits):
 
 def test_the_map_enters_the_graph_once(hssne, digits):
     placer = fitted_map(hssne)
-    Y = nbdask.transform(placer, da.from_array(digits[1], chunks=40))
+    Y = nbdask.transform(placer, da.from_array(digits[2], chunks=40))
     graph = dict(Y.__dask_graph__())
     holding = [key for key, task in graph.items()
                if isinstance(getattr(task, "value", None), FittedMap)]
@@ -80,30 +63,30 @@ def test_the_map_enters_the_graph_once(hssne, digits):
     assert len(blocks) == 6
     assert all(holding[0] in graph[key].dependencies for key in blocks)
     # transform and predict of the same map share that task.
-    again = nbdask.transform(fitted_map(hssne), da.from_array(digits[1], chunks=40))
+    again = nbdask.transform(fitted_map(hssne), da.from_array(digits[2], chunks=40))
     assert holding[0] in dict(again.__dask_graph__())
 
 
 def test_mbed_predicts_as_in_memory(client, mbed, digits):
-    X_new = da.from_array(digits[1], chunks=50)
+    X_new = da.from_array(digits[2], chunks=50)
     placer = fitted_map(mbed)
     proba, labels = client.compute([nbdask.predict_proba(mbed, X_new),
                                     nbdask.predict(placer, X_new)], sync=True)
     assert proba.shape == (240, 3) and labels.shape == (240,)
-    assert np.array_equal(proba, placer.predict_proba(digits[1]))
-    np.testing.assert_allclose(proba, mbed.predict_proba(digits[1]), rtol=0, atol=1e-13)
-    assert np.array_equal(labels, mbed.predict(digits[1]))
+    assert np.array_equal(proba, placer.predict_proba(digits[2]))
+    np.testing.assert_allclose(proba, mbed.predict_proba(digits[2]), rtol=0, atol=1e-13)
+    assert np.array_equal(labels, mbed.predict(digits[2]))
 
 
 def test_far_rows_are_counted(client, hssne, digits):
-    rows = np.vstack([digits[1][:30], digits[1][:5] + 500.0])
+    rows = np.vstack([digits[2][:30], digits[2][:5] + 500.0])
     far = nbdask.far_from_training(hssne, da.from_array(rows, chunks=10))
     assert far.dtype == bool and far.shape == (35,)
     assert int(client.compute(far.sum()).result()) == 5
 
 
 def test_empty_chunks_are_placed_as_nothing(client, hssne, digits):
-    X_new = digits[1][:40]
+    X_new = digits[2][:40]
     X = da.from_array(X_new, chunks=((0, 20, 0, 20, 0), (64,)))
     assert np.array_equal(client.compute(nbdask.transform(hssne, X)).result(),
                           hssne.transform(X_new))
@@ -115,7 +98,7 @@ def test_empty_chunks_are_placed_as_nothing(client, hssne, digits):
 
 
 def test_bad_input_is_refused_clearly(client, hssne, digits):
-    X_new = digits[1]
+    X_new = digits[2]
     with pytest.raises(ValueError, match="X has 10 columns, but the fitted map of HSSNE is "
                                          "expecting 64"):
         nbdask.transform(hssne, da.from_array(X_new[:, :10], chunks=50))
@@ -136,7 +119,7 @@ def test_bad_input_is_refused_clearly(client, hssne, digits):
 def test_dataframes_keep_their_index(client, hssne, mbed, digits):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
-    X_new = digits[1]
+    X_new = digits[2]
     frame = pd.DataFrame(X_new, columns=[f"pixel{i}" for i in range(64)],
                          index=np.arange(1000, 1240))
     X = dd.from_pandas(frame, npartitions=4)
@@ -162,7 +145,7 @@ def test_dataframes_keep_their_index(client, hssne, mbed, digits):
 
 def test_sparse_chunks(client, digits):
     sparse = pytest.importorskip("scipy.sparse")
-    X, X_new = digits
+    X, _, X_new = digits
     model = HSSNE(perplexity=10, max_iter=150, random_state=0).fit(sparse.csr_matrix(X))
     rows = da.from_array(X_new[:100], chunks=30).map_blocks(sparse.csr_matrix, dtype=float)
     assert np.array_equal(client.compute(nbdask.transform(model, rows)).result(),

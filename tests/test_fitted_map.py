@@ -7,31 +7,14 @@ import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_digits
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import pairwise_distances
+
+from _placement import digits, hssne, mbed  # noqa: F401
 
 from nbembed import HSSNE, SNE, Mbed, NeRV, SpectralSSDR
 from nbembed.fitted_map import STATE_VERSION, FittedMap, fitted_map
 from nbembed.methods import _new_points as new_points
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    order = np.random.default_rng(0).permutation(len(X))
-    # 300 to fit, 240 new rows to place.
-    return X[order][:300], y[order][:300], X[order][300:540]
-
-
-@pytest.fixture(scope="module")
-def hssne(digits):
-    return HSSNE(perplexity=20, max_iter=300, random_state=0).fit(digits[0])
-
-
-@pytest.fixture(scope="module")
-def mbed(digits):
-    return Mbed(n_classes=3, max_iter=100, random_state=0).fit(digits[0])
 
 
 def _in_chunks(place, X, sizes):
@@ -169,6 +152,17 @@ def test_pickled_map_is_small_and_places_the_same(hssne, digits):
     copy = pickle.loads(after)
     assert np.array_equal(copy.transform(X_new), Y)
     assert copy.__dask_tokenize__() == placer.__dask_tokenize__()
+
+
+def test_map_saved_with_skops_loads_with_the_trusted_types(mbed, digits):
+    skops_io = pytest.importorskip("skops.io")
+    from nbembed.persistence import trusted_types
+    placer = fitted_map(mbed)
+    data = skops_io.dumps(placer)
+    assert set(skops_io.get_untrusted_types(data=data)) <= set(trusted_types())
+    copy = skops_io.loads(data, trusted=trusted_types())
+    assert np.array_equal(copy.transform(digits[2]), placer.transform(digits[2]))
+    assert np.array_equal(copy.predict_proba(digits[2]), placer.predict_proba(digits[2]))
 
 
 def test_dask_token_names_the_content(hssne):

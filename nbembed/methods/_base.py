@@ -161,6 +161,15 @@ class EmbeddingEstimator(Transformer):
             point farther than any training point's 15th nearest neighbour),
             with their number.
         """
+        new_points = check_placement_perplexity(self._fitted_placement(), perplexity, self)
+        return new_points.transform(check_new_points(self, X))
+
+    def _fitted_placement(self):
+        """What places new points next to this fitted map (a ``NewPoints``).
+
+        Raises ``ValueError`` for a fit on precomputed affinities, which relate
+        no new point to the training points.
+        """
         check_is_fitted(self, "embedding_")
         new_points = getattr(self, "_new_points", None)
         if new_points is None:
@@ -168,8 +177,7 @@ class EmbeddingEstimator(Transformer):
                              f"precomputed affinities (affinity='precomputed'), which relate "
                              f"no new point to the training points. Fit it on data, or on "
                              f"dissimilarities with metric='precomputed'.")
-        new_points = check_placement_perplexity(new_points, perplexity, self)
-        return new_points.transform(check_new_points(self, X))
+        return new_points
 
     def _store_fitted(self, run):
         """Copy what a finished run produced into the fitted attributes."""

@@ -213,7 +213,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
                  colors=None, hover_text=None, images=None, autostart=True, view="first-two",
                  *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS,
-                 color=None, use_rep=None, _first_prepare=None):
+                 color=None, use_rep=None):
         _require_bundle(type(self))
         X, labels, class_names, data, color = anndata_input.explorer_input(
             X, use_rep=use_rep, labels=labels, class_names=class_names, color=color, data=data)
@@ -228,9 +228,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         n = arguments.count_samples(X)
         self._X = X
         self._method = method
-        # Prepares the first run in place of method.prepare, once (an Explorer opened
-        # from a session starts its run there); restarts prepare afresh.
-        self._first_prepare = _first_prepare
+        # Prepares the first run in place of method.prepare, once (set before __init__
+        # by _with_first_prepare for an Explorer opened from a session); restarts
+        # prepare afresh.
+        self.__dict__.setdefault("_first_prepare", None)
         self._y = None if labels is None else check_labels(labels, n, name="labels")
         self._annotations = arguments.initial_annotations(n, self._y, class_names, annotations)
         if annotations is None:
@@ -281,6 +282,15 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self._size_steps_to_frames()
         self.status = "running" if autostart else "paused"
         self._worker.start(paused=not autostart)
+
+    @classmethod
+    def _with_first_prepare(cls, first_prepare, *args, **kwargs):
+        """An Explorer whose first run ``first_prepare(X, y, annotations=)`` makes
+        in place of ``method.prepare`` (how a saved session resumes its run)."""
+        explorer = cls.__new__(cls)
+        explorer._first_prepare = first_prepare
+        explorer.__init__(*args, **kwargs)
+        return explorer
 
     # ------------------------------------------------------------------ public API
     @property

@@ -467,10 +467,10 @@ def _restored_explorer(parts, explorer_kwargs):
     kwargs = dict(view=display["view"], frame_rate=display["frame_rate"],
                   extra_iterations=display["extra_iterations"], autostart=status in STARTED)
     kwargs.update(explorer_kwargs)
-    explorer = Explorer(parts["X"], method=method, labels=parts["labels"],
-                        annotations=parts["annotations"], data=display["colorings"] or None,
-                        hover_text=display["hover_text"], images=display["images"],
-                        _first_prepare=start, **kwargs)
+    explorer = Explorer._with_first_prepare(
+        start, parts["X"], method=method, labels=parts["labels"],
+        annotations=parts["annotations"], data=display["colorings"] or None,
+        hover_text=display["hover_text"], images=display["images"], **kwargs)
     if start is not None:
         _SAVED_STARTS[explorer] = start
     try:
@@ -502,7 +502,7 @@ def _show_coloring(explorer, name):
 
 class _SavedStart:
     """Prepares the first run of an Explorer opened from a session, in place of
-    ``method.prepare`` (the Explorer's ``_first_prepare``; restarts call the
+    ``method.prepare`` (``Explorer._with_first_prepare``; restarts call the
     method's own ``prepare``).
 
     The run starts at the saved positions (``init``; Parametric Embedding's

@@ -990,6 +990,35 @@ def test_real_mbed_refuses_a_class_beyond_n_classes_and_keeps_running(bundle):
         assert ex.stop(timeout=60)
 
 
+def test_real_mbed_counting_its_classes_starts_again_for_a_new_class(bundle):
+    from nbembed import Mbed
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(-3, 1, (20, 3)), rng.normal(3, 1, (20, 3)),
+                   rng.normal(0, 1, (20, 3)) + [0, 8, 0]])
+    ex = Explorer(X, method=Mbed(n_anneal=3, n_iter_init=2, max_iter=30, random_state=0))
+    try:
+        for name, points in (("left", [0, 1]), ("right", [20, 21])):
+            ex.selection = points
+            ex._handle_msg(custom_msg({"type": "apply", "mode": "soft_label",
+                                       "label": "__new__", "new_class": name}))
+        ex.wait(timeout=60)
+        assert ex.run.max_classes == 2
+        ex.selection = [40, 41]
+        ex._handle_msg(custom_msg({"type": "apply", "mode": "soft_label",
+                                   "label": "__new__", "new_class": "third"}))
+        assert ex.annotations.class_names == ["left", "right", "third"]
+        assert "3 classes now" in ex.notice and "starts again" in ex.notice
+        ex.wait(timeout=60)
+        assert ex.status == "done" and not ex.error
+        assert ex.run.max_classes == 3
+        assert ex.undo() is not None and ex.annotations.n_classes == 2
+        ex.wait(timeout=60)
+        assert ex.status == "done" and not ex.error
+    finally:
+        assert ex.stop(timeout=60)
+
+
 class HeldScheduleRun(FakeRun):
     """Counts its schedule apart from its iterations, as Mbed does while lambda is held."""
 

@@ -416,6 +416,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             if mode == "soft_label":
                 action = annotating.soft_label_action(ann, idx, label, confidence, new_class,
                                                       self._max_classes())
+                run_classes = getattr(self._adopted, "max_classes", None)
             elif mode == "must_link":
                 def action():
                     ann.add_must_link(idx)
@@ -444,6 +445,14 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         kinds = list(self.annotation_kinds)
         note = annotating.unused_notice(mode, kinds, self.method_name or "This method",
                                         confidence) if self._adopted is not None else ""
+        if mode == "soft_label" and run_classes is not None and \
+                self.annotations.n_classes > run_classes:
+            # The method counts the classes in the labels of each fit (Mbed's
+            # n_classes=None); the run has one anchor per class it was built with.
+            note = (f"Applied soft-label: {self.annotations.n_classes} classes now, so "
+                    f"{self.method_name or 'the method'} starts again from a new layout "
+                    f"with room for all of them.")
+            self.restart()
         self._warn(note or f"Applied {mode.replace('_', '-')} ({len(self._log)} annotation(s)).")
         self.update_annotations()
 
@@ -480,8 +489,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         return load_session(path, X=X, **kwargs)
 
     def _max_classes(self):
-        """Most classes the method can use (Mbed's ``n_classes``), or None for no limit."""
-        return getattr(self._adopted or self._method, "max_classes", None)
+        """Most classes the method can use (Mbed's ``n_classes``), or None for no
+        limit: a method that counts the classes in the labels of each fit (Mbed's
+        ``n_classes=None``) has none, and its run starts again when a label adds one."""
+        return getattr(self._method, "max_classes", None)
 
     def undo(self):
         """Undo the last annotation action; return its description (None if none)."""

@@ -170,6 +170,55 @@ def frame_values(X, name="X"):
     return X.select(pl.all().cast(pl.Float64)).to_numpy()
 
 
+def column_names(X):
+    """The column names of a pandas or polars DataFrame ``X`` as an object array, or
+    None for anything else and for frames whose names are not all strings (as
+    scikit-learn's ``feature_names_in_``)."""
+    if table_kind(X)[1] != "DataFrame":
+        return None
+    names = [str(c) if isinstance(c, str) else c for c in X.columns]
+    if not names or not all(isinstance(c, str) for c in names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def record_column_names(estimator, X):
+    """Set ``estimator.feature_names_in_`` to the column names of ``X`` (see
+    :func:`column_names`), or remove it when ``X`` has none."""
+    names = column_names(X)
+    if names is not None:
+        estimator.feature_names_in_ = names
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+
+
+def check_column_names(estimator, X, name="X", owner=None):
+    """Refuse a DataFrame ``X`` whose column names differ from those the estimator
+    (called ``owner`` in the message; by default its class name) was fitted
+    with, in scikit-learn's words and with the fix.
+
+    Data without names (an array) are taken by position, as documented.
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = column_names(X)
+    if fitted is None or names is None or np.array_equal(fitted, names):
+        return
+    unseen = [c for c in names if c not in set(fitted)]
+    missing = [c for c in fitted if c not in set(names)]
+    details = ""
+    if unseen:
+        details += "Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in unseen)
+    if missing:
+        details += ("Feature names seen at fit time, yet now missing:\n"
+                    + "".join(f"- {c}\n" for c in missing))
+    if not details:
+        details = "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(f"The feature names should match those that were passed during fit.\n"
+                     f"{details}{owner or type(estimator).__name__} was fitted on the columns "
+                     f"{list(fitted)}; select them in that order: "
+                     f"{name}[list(model.feature_names_in_)].")
+
+
 def _refuse_columns(bad, name, *, drop, encode):
     """Raise the TypeError of :func:`frame_values` for the (column, dtype) pairs ``bad``."""
     shown = ", ".join(f"{column!r} ({dtype})" for column, dtype in bad[:SHOWN_COLUMNS])

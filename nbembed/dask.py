@@ -32,6 +32,7 @@ import importlib
 
 import numpy as np
 
+from ._validation import check_column_names
 from .fitted_map import FittedMap, fitted_map
 
 #: The dtype of what each function returns.
@@ -215,6 +216,7 @@ def _apply_to_frame(placer, shared, X, method):
         raise TypeError(f"X has non-numeric columns {wrong[:10]}"
                         f"{' ...' if len(wrong) > 10 else ''}: every column must hold numbers. "
                         f"Select the numeric ones first, X[[...]].")
+    check_column_names(placer, X._meta, owner=f"The fitted map of {placer.method}")
     _check_width(placer, len(X.columns), "columns")
     columns = _output_columns(placer, method)
     index = X._meta.index

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _config
+from ._validation import check_column_names
 from ._kernels.rows import cross_squared_distances
 from .methods._new_points import NewPoints, check_new_points, check_placement_perplexity
 
@@ -113,16 +114,21 @@ class FittedMap:
     accepts_sparse : bool
         Whether chunks may be scipy.sparse matrices (data rows with
         ``metric="euclidean"`` or ``"cosine"``).
+    feature_names_in_ : ndarray of str
+        The column names of the DataFrame the estimator was fitted on (only
+        then): a DataFrame chunk must have these columns in this order.
     """
 
     def __init__(self, placer, *, method, n_features_in, accepts_sparse, directions=None,
-                 lam=None):
+                 lam=None, feature_names_in=None):
         self._placer = placer
         self.method = str(method)
         self.n_features_in_ = int(n_features_in)
         self.accepts_sparse = bool(accepts_sparse)
         self._directions = None if directions is None else np.array(directions, dtype=np.float64)
         self._lam = None if lam is None else float(lam)
+        if feature_names_in is not None:
+            self.feature_names_in_ = np.asarray(feature_names_in, dtype=object)
 
     @classmethod
     def from_estimator(cls, estimator, *, perplexity=None):
@@ -149,7 +155,8 @@ class FittedMap:
             lam = None if step is None else estimator.lambda_path_[step]
         return cls(placer, method=type(estimator).__name__,
                    n_features_in=estimator.n_features_in_,
-                   accepts_sparse=estimator.accepts_sparse, directions=directions, lam=lam)
+                   accepts_sparse=estimator.accepts_sparse, directions=directions, lam=lam,
+                   feature_names_in=getattr(estimator, "feature_names_in_", None))
 
     # -- description -----------------------------------------------------------------------
     @property
@@ -191,6 +198,7 @@ class FittedMap:
     # -- placing rows ----------------------------------------------------------------------
     def _check(self, X):
         """``X`` validated as the estimator's ``transform`` does, or None for no rows."""
+        check_column_names(self, X, owner=f"The fitted map of {self.method}")
         shape = X.shape if sp.issparse(X) else np.shape(X)
         if len(shape) == 2:
             if shape[1] != self.n_features_in_:

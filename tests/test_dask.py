@@ -143,6 +143,20 @@ def test_dataframes_keep_their_index(client, hssne, mbed, digits):
         nbdask.transform(hssne, text)
 
 
+def test_a_map_fitted_on_a_frame_checks_column_names_before_computing(digits):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, _, X_new = digits
+    names = [f"pixel{i}" for i in range(64)]
+    model = HSSNE(perplexity=10, max_iter=100, random_state=0).fit(pd.DataFrame(X, columns=names))
+    swapped = dd.from_pandas(pd.DataFrame(X_new, columns=names[::-1]), npartitions=2)
+    with pytest.raises(ValueError, match="same order as they were in fit"):
+        nbdask.transform(model, swapped)
+    right = dd.from_pandas(pd.DataFrame(X_new, columns=names), npartitions=2)
+    assert np.array_equal(nbdask.transform(model, right).compute(scheduler="sync").to_numpy(),
+                          model.transform(X_new))
+
+
 def test_sparse_chunks(client, digits):
     sparse = pytest.importorskip("scipy.sparse")
     X, _, X_new = digits

@@ -178,6 +178,45 @@ def test_transform_refuses_non_numeric_columns_and_names_missing_values(fitted, 
         fitted.transform(with_gap)
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_new_points_need_the_fitted_column_names_as_in_scikit_learn(fitted, library, data):
+    from nbembed.fitted_map import fitted_map
+    X, _, _ = data
+    assert isinstance(fitted.feature_names_in_, np.ndarray)
+    assert list(fitted.feature_names_in_) == COLUMNS
+    expected = fitted.transform(X[:5])  # arrays are taken by position
+    assert np.array_equal(fitted.transform(frame(library, X[:5], COLUMNS)), expected)
+    placer = fitted_map(fitted)
+    assert list(placer.feature_names_in_) == COLUMNS
+    cases = [
+        (COLUMNS[::-1], "Feature names must be in the same order as they were in fit."),
+        (COLUMNS[:3] + ["weight"], "Feature names unseen at fit time:\n- weight\n"
+                                   "Feature names seen at fit time, yet now missing:\n- mass\n"),
+        (COLUMNS[:3], "Feature names seen at fit time, yet now missing:\n- mass\n"),
+    ]
+    for columns, why in cases:
+        new = frame(library, X[:5, :len(columns)], columns)
+        message = "The feature names should match those that were passed during fit.\n" + why
+        for place in (fitted.transform, placer.transform):
+            with pytest.raises(ValueError, match=re.escape(message)) as error:
+                place(new)
+            assert "X[list(model.feature_names_in_)]" in str(error.value)
+    # The fix the message gives works.
+    shuffled = frame(library, X[:5, ::-1], COLUMNS[::-1])
+    assert np.array_equal(fitted.transform(shuffled[list(fitted.feature_names_in_)]), expected)
+
+
+def test_a_fit_on_an_array_forgets_the_column_names(data):
+    X, _, _ = data
+    model = HSSNE(perplexity=10.0, max_iter=30, random_state=0)
+    quiet(model.fit, pd.DataFrame(X, columns=COLUMNS))
+    assert hasattr(model, "feature_names_in_")
+    quiet(model.fit, X)
+    assert not hasattr(model, "feature_names_in_")
+    quiet(model.fit, pd.DataFrame(X))  # names that are not text are not kept
+    assert not hasattr(model, "feature_names_in_")
+
+
 def test_pandas_extension_columns_are_numbers_and_their_gaps_are_found(data):
     X, _, _ = data
     numbers = pd.DataFrame(X[:, :2], columns=["a", "b"]).assign(

@@ -13,7 +13,7 @@ from scipy.sparse.linalg import ArpackError, eigsh
 from .._estimator import Transformer, check_is_fitted
 from .._validation import check_cosine_rows, check_data, check_dense_allowed, check_metric, \
     check_number, check_option, check_random_state, check_sparse_metric, \
-    check_square_nonnegative
+    check_square_nonnegative, record_column_names
 from ..optim.embedding_run import MOSTLY_SHORTENED
 from ..optim.pinning import check_indices
 from ._new_points import check_new_points, check_placement_perplexity
@@ -79,6 +79,7 @@ class EmbeddingEstimator(Transformer):
         run.run(callbacks)
         self._finish_fit(run)
         self._new_points = self._keep_for_new_points(X, run)
+        record_column_names(self, X)
         return self
 
     def with_chosen_settings(self):

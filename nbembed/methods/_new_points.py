@@ -44,8 +44,8 @@ import scipy.sparse as sp
 from .. import _config
 from .._distances import pairwise_distances
 from .._kernels.rows import cross_squared_distances
-from .._validation import check_cosine_rows, check_data, check_nonnegative, check_number, \
-    check_sparse_metric
+from .._validation import check_column_names, check_cosine_rows, check_data, \
+    check_nonnegative, check_number, check_sparse_metric
 from ..affinity.fixed_width import fixed_width_rows
 from ..affinity.perplexity import calibrate
 from ..objectives.placement import PlacementObjective
@@ -414,6 +414,7 @@ def check_new_points(estimator, X):
     """``X`` as float64 (a sparse X as CSR, where the estimator takes sparse data)
     with the fitted number of features, or a clear error."""
     metric = getattr(estimator, "metric", None)
+    check_column_names(estimator, X)
     sparse = sp.issparse(X)
     if not sparse and np.ndim(X) == 1:
         raise ValueError("Expected a 2-D array X (n_new, n_features), got a 1-D array. Reshape "

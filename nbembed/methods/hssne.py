@@ -263,6 +263,9 @@ class HSSNE(EmbeddingEstimator):
         ``timings_.as_dict()`` gives them all in that order. Input validation
         is in no phase. See :class:`nbembed.optim.timings.FitTimings`.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names of the DataFrame fitted on (only then); ``transform``
+        refuses a DataFrame whose columns differ, and takes arrays by position.
 
     References
     ----------

@@ -222,6 +222,9 @@ class Mbed(EmbeddingEstimator):
         As in ``NeRV``: whether the run settled, and how often it diverged and
         recovered.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names of the DataFrame fitted on (only then); ``transform``
+        refuses a DataFrame whose columns differ, and takes arrays by position.
 
     References
     ----------

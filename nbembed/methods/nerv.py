@@ -205,6 +205,9 @@ class NeRV(_NeRVEstimator):
         How often the optimization diverged and went back to its last good
         embedding (a ``RuntimeWarning`` says so after ``fit``).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names of the DataFrame fitted on (only then); ``transform``
+        refuses a DataFrame whose columns differ, and takes arrays by position.
 
     References
     ----------

@@ -54,6 +54,9 @@ class SNE(EmbeddingEstimator):
         recovered.
     history_ : list of dict
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Column names of the DataFrame fitted on (only then); ``transform``
+        refuses a DataFrame whose columns differ, and takes arrays by position.
 
     References
     ----------

@@ -1,6 +1,7 @@
 """nbembed.dask: a fitted map placed chunk by chunk on a Dask cluster of two processes."""
 
 import logging
+import os
 
 import numpy as np
 import pytest
@@ -65,6 +66,33 @@ def test_the_map_enters_the_graph_once(hssne, digits):
     # transform and predict of the same map share that task.
     again = nbdask.transform(fitted_map(hssne), da.from_array(digits[2], chunks=40))
     assert holding[0] in dict(again.__dask_graph__())
+
+
+def test_a_worker_killed_mid_run_loses_no_row(hssne, digits):
+    """A chunk's placement is pure: the chunks of a worker that dies are placed again
+    on another (or the restarted one), and the result is complete and the same."""
+    X_new = np.tile(digits[2], (10, 1))  # 200 chunks: far more than the kill takes
+    expected = fitted_map(hssne).transform(X_new)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    client = distributed.Client(cluster)
+    try:
+        future = client.compute(nbdask.transform(hssne, da.from_array(X_new, chunks=12)))
+        busy = {}
+        while not busy and not future.done():
+            busy = {worker: tasks for worker, tasks in client.processing().items() if tasks}
+        assert not future.done()
+        victim = next(iter(busy))
+
+        async def die():  # a coroutine: run(..., wait=False) takes only those
+            os._exit(1)
+        client.run(die, workers=[victim], wait=False)
+        assert np.array_equal(future.result(timeout=600), expected)
+        assert victim not in client.scheduler_info()["workers"]
+    finally:
+        client.close()
+        cluster.close()
 
 
 def test_mbed_predicts_as_in_memory(client, mbed, digits):

@@ -1,6 +1,8 @@
 """Property-based tests: Annotations given bad or edge arguments refuse clearly and
 change nothing; what they accept they keep, and undo gives back."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -185,6 +187,27 @@ def test_merging_keeps_every_constraint_and_reports_conflicts_as_before(mine, th
     assert np.array_equal(found.cannot_link, expected.cannot_link)
     assert [c.tolist() for c in found.label_mismatch] == \
         [c.tolist() for c in expected.label_mismatch]
+
+
+#: Small selections on few points, so that files repeat and nest them often.
+NESTING = st.lists(st.integers(0, 5), min_size=1, max_size=4, unique=True)
+
+
+@given(groups=st.lists(NESTING.filter(lambda g: len(g) >= 2), max_size=8),
+       selections=st.lists(st.tuples(NESTING, NESTING).filter(
+           lambda p: not set(p[0]) & set(p[1])), max_size=8))
+def test_a_file_is_read_as_adding_its_constraints_one_by_one(groups, selections):
+    """Files written by hand (or by other tools) may repeat or nest constraints."""
+    one_by_one = Annotations(N)
+    for group in groups:
+        one_by_one.add_must_link(group)
+    for a, b in selections:
+        one_by_one.add_cannot_link(a, b)
+    data = json.loads(Annotations(N).to_json())
+    data["must_link_groups"] = [sorted(g) for g in groups]
+    data["cannot_link_groups"] = [[sorted(a), sorted(b)] for a, b in selections]
+    read = Annotations.from_json(json.dumps(data))
+    assert read.to_json() == one_by_one.to_json()
 
 
 @given(operations=st.lists(ADDITIONS, max_size=10), back=st.integers(0, 10))

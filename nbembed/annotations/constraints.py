@@ -75,6 +75,8 @@ class _Constraints:
     def _new_part(self, list_name, item):
         """The part of ``item`` (for the list ``list_name``) that is not held yet, or None."""
         index = self._membership_index()
+        if index.stores(list_name, getattr(self, list_name), item):
+            return None
         groups = self._must_link_groups
         if list_name == "_must_link_groups":
             return None if index.holding("groups", groups, item) else item
@@ -120,11 +122,15 @@ class _Constraints:
         ValueError
             If the selection is out of range or has fewer than 2 distinct points.
         """
+        self._append("_must_link_groups", self._checked_group(indices))
+
+    def _checked_group(self, indices):
+        """A must-link selection as stored (sorted, read-only), or a clear error."""
         group = check_selection(indices, self._n)
         if len(group) < 2:
             raise ValueError(f"a must-link group needs at least 2 distinct points; got "
                              f"{len(group)} ({int(group[0])}).")
-        self._append("_must_link_groups", frozen(group))
+        return frozen(group)
 
     def add_must_link_pairs(self, pairs):
         """Link the given pairs of points.
@@ -166,6 +172,10 @@ class _Constraints:
         ValueError
             If a selection is empty or out of range, or the two overlap.
         """
+        self._append("_cannot_link_groups", self._checked_selections(indices_a, indices_b))
+
+    def _checked_selections(self, indices_a, indices_b):
+        """Two cannot-linked selections as stored, or a clear error."""
         a = check_selection(indices_a, self._n, "indices_a")
         b = check_selection(indices_b, self._n, "indices_b")
         shared = np.intersect1d(a, b)
@@ -173,7 +183,19 @@ class _Constraints:
             raise ValueError(f"indices_a and indices_b share {len(shared)} point(s) (e.g. "
                              f"{int(shared[0])}); a point cannot be cannot-linked with "
                              f"itself.")
-        self._append("_cannot_link_groups", (frozen(a), frozen(b)))
+        return frozen(a), frozen(b)
+
+    def _read_groups(self, groups, selections):
+        """Store must-link ``groups`` and pairs of cannot-linked ``selections`` (as
+        checked by ``_checked_group`` and ``_checked_selections``) in their order,
+        each unless one stored before it holds it, as adding them one by one
+        would; without undo steps. Annotations being read from a file start
+        empty, and this checks them all at once instead of one by one."""
+        assert not self._must_link_groups and not self._cannot_link_groups
+        keep = ~redundancy.groups_within_earlier(groups, self._n)
+        self._must_link_groups.extend(g for g, k in zip(groups, keep) if k)
+        keep = ~redundancy.selections_within_earlier(selections, self._n)
+        self._cannot_link_groups.extend(s for s, k in zip(selections, keep) if k)
 
     def add_cannot_link_pairs(self, pairs):
         """Cannot-link the given pairs of points.

@@ -150,15 +150,16 @@ def _from_dict(cls, data):
                              f"{len(conf)}.")
         ann._soft[rows] = probs
         ann._conf[rows] = conf
-    for group in _json_list(data, "must_link_groups"):
-        ann.add_must_link(group)
-    for pairs in _json_list(data, "must_link_pairs"):
-        ann.add_must_link_pairs(pairs)
+    groups = [ann._checked_group(group) for group in _json_list(data, "must_link_groups")]
+    selections = []
     for item in _json_list(data, "cannot_link_groups"):
         if not isinstance(item, list) or len(item) != 2:
             raise ValueError("each entry of cannot_link_groups must be a list of two "
                              "selections.")
-        ann.add_cannot_link(*item)
+        selections.append(ann._checked_selections(*item))
+    ann._read_groups(groups, selections)
+    for pairs in _json_list(data, "must_link_pairs"):
+        ann.add_must_link_pairs(pairs)
     for pairs in _json_list(data, "cannot_link_pairs"):
         ann.add_cannot_link_pairs(pairs)
     ann._forget_history()

@@ -20,20 +20,60 @@ Groups and selections are sorted arrays of distinct points; pairs are rows
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import hashlib
 
 import numpy as np
 import scipy.sparse as sp
 
 
-class _Entry(NamedTuple):
-    """What :class:`MembershipIndex` keeps of one list."""
+#: Points of the groups appended since an index was last sorted that a lookup scans
+#: one by one (at least; up to a sixteenth of the sorted points): sorting them in
+#: takes one merge of two sorted runs.
+TAIL_POINTS = 2048
 
-    source: list  # the list read, kept alive so that no other list can take its id
-    n_read: int  # how many of its items are read
-    points: np.ndarray  # the points of those groups, end to end
-    owners: np.ndarray  # the group of each of them
-    matrix: object  # the points x groups CSR matrix, made on first request
+
+class _Entry:
+    """What :class:`MembershipIndex` keeps of one list: the points of the groups read,
+    with the group of each, sorted by point, and those of the groups appended since
+    the last sort (the tail) in the order read."""
+
+    def __init__(self, source, side):
+        self.source = source  # the list read, kept alive so no other list takes its id
+        self.side = side
+        self.n_read = 0  # how many of its items are read
+        self.points = self.owners = np.empty(0, np.int64)  # sorted by point
+        self.tail_points = self.tail_owners = np.empty(0, np.int64)
+        self.matrix = None  # the points x groups CSR matrix, made on first request
+
+    def group(self, k):
+        item = self.source[k]
+        return item if self.side is None else item[self.side]
+
+    def read(self):
+        """Take in the items appended to the list since the last call."""
+        items = self.source
+        if self.n_read == len(items):
+            return
+        new = [self.group(k) for k in range(self.n_read, len(items))]
+        owners = np.repeat(np.arange(self.n_read, len(items)), [len(g) for g in new])
+        self.tail_points = np.concatenate([self.tail_points, *new])
+        self.tail_owners = np.concatenate([self.tail_owners, owners])
+        self.n_read = len(items)
+        self.matrix = None
+        if len(self.tail_points) > max(TAIL_POINTS, len(self.points) // 16):
+            points = np.concatenate([self.points, self.tail_points])
+            order = np.argsort(points, kind="stable")  # merges the two sorted runs
+            self.points = points[order]
+            self.owners = np.concatenate([self.owners, self.tail_owners])[order]
+            self.tail_points = self.tail_owners = np.empty(0, np.int64)
+
+    def groups_with(self, point):
+        """The groups that hold ``point``, as a set."""
+        lo, hi = self.points.searchsorted((point, point + 1))
+        groups = set(self.owners[lo:hi].tolist())
+        if len(self.tail_points):
+            groups.update(self.tail_owners[self.tail_points == point].tolist())
+        return groups
 
 
 class MembershipIndex:
@@ -41,8 +81,9 @@ class MembershipIndex:
 
     Looking through every group for each new constraint would make adding ``G``
     constraints (reading a file, merging one) cost ``G**2`` in slow steps. For
-    each list this keeps the groups' points laid end to end with the group
-    each belongs to. It relies on a rule of the annotations: a constraint list
+    each list this keeps the groups' points sorted by point with the group
+    each belongs to, so that the groups holding a point are found by a binary
+    search. It relies on a rule of the annotations: a constraint list
     only ever changes in place by appending; an undo, a clear or an undone
     merge puts a new list in its place. So while the list is the same object,
     the items read are still its first ones and only those appended since are
@@ -52,17 +93,31 @@ class MembershipIndex:
     def __init__(self, n_samples):
         self.n_samples = n_samples
         self._built = {}  # name -> _Entry
+        self._copies = {}  # list name -> (list, items read, {key of an item: its position})
+
+    def stores(self, name, items, item):
+        """Whether the constraint list ``items`` (kept as ``name``) holds an item
+        equal to ``item`` (an array, or a pair of arrays for a pair of selections).
+
+        A quick first test: merging or importing annotations exported earlier
+        offers mostly items stored exactly so, found here by a hash instead of a
+        search through the groups.
+        """
+        known = self._copies.get(name)
+        if known is None or known[0] is not items or known[1] > len(items):
+            known = (items, 0, {})
+        source, n_read, positions = known
+        for k in range(n_read, len(items)):
+            positions.setdefault(_key(items[k]), k)
+        self._copies[name] = (source, len(items), positions)
+        k = positions.get(_key(item))
+        return k is not None and _equal(items[k], item)
 
     def _entry(self, name, items, side):
         entry = self._built.get(name)
         if entry is None or entry.source is not items or entry.n_read > len(items):
-            entry = _Entry(items, 0, np.empty(0, np.int64), np.empty(0, np.int64), None)
-        if entry.n_read < len(items):
-            new = [item if side is None else item[side] for item in items[entry.n_read:]]
-            owners = np.repeat(np.arange(entry.n_read, len(items)), [len(g) for g in new])
-            entry = _Entry(items, len(items), np.concatenate([entry.points, *new]),
-                           np.concatenate([entry.owners, owners]), None)
-        self._built[name] = entry
+            entry = self._built[name] = _Entry(items, side)
+        entry.read()
         return entry
 
     def holding(self, name, items, selection, side=None):
@@ -73,23 +128,91 @@ class MembershipIndex:
         with ``side`` 0 or 1 that side of each item (a pair of selections).
         """
         entry = self._entry(name, items, side)
-        wanted = np.zeros(self.n_samples, dtype=bool)
-        wanted[selection] = True
-        # A group holds the selection when it holds as many of its points (groups
-        # and selections have distinct points).
-        held = np.bincount(entry.owners[wanted[entry.points]], minlength=entry.n_read)
-        return set(np.flatnonzero(held == len(selection)).tolist())
+        if len(selection) == 0:
+            return set(range(entry.n_read))
+        # Only groups holding both the first and the last point can hold them all.
+        candidates = entry.groups_with(selection[0])
+        if len(selection) > 1 and candidates:
+            candidates &= entry.groups_with(selection[-1])
+        held = set()
+        for k in candidates:
+            group = entry.group(k)
+            if len(group) >= len(selection):
+                at = np.minimum(np.searchsorted(group, selection), len(group) - 1)
+                if np.array_equal(group[at], selection):
+                    held.add(k)
+        return held
 
     def matrix(self, name, items, side=None):
         """The points x groups incidence matrix of ``items`` (kept as ``name``, groups
         as in :meth:`holding`), CSR of int8, or None without groups."""
         entry = self._entry(name, items, side)
         if entry.matrix is None and len(items):
-            matrix = sp.csr_matrix((np.ones(len(entry.points), dtype=np.int8),
-                                    (entry.points, entry.owners)),
-                                   shape=(self.n_samples, len(items)))
-            entry = self._built[name] = entry._replace(matrix=matrix)
+            points = np.concatenate([entry.points, entry.tail_points])
+            owners = np.concatenate([entry.owners, entry.tail_owners])
+            entry.matrix = sp.csr_matrix((np.ones(len(points), dtype=np.int8),
+                                          (points, owners)),
+                                         shape=(self.n_samples, len(items)))
         return entry.matrix
+
+
+def _key(item):
+    """A hash of an item's points: 16 bytes, whatever its size."""
+    parts = item if isinstance(item, tuple) else (item,)
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        part = np.asarray(part)
+        digest.update(repr((part.dtype.str, part.shape)).encode())
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.digest()
+
+
+def _equal(stored, item):
+    if isinstance(stored, tuple) != isinstance(item, tuple):
+        return False
+    if isinstance(stored, tuple):
+        return len(stored) == len(item) and all(np.array_equal(s, i)
+                                                for s, i in zip(stored, item))
+    return np.array_equal(stored, item)
+
+
+def _incidence(groups, n_samples):
+    """The points x groups matrix of ``groups`` (CSC, int32 ones)."""
+    lengths = [len(g) for g in groups]
+    points = np.concatenate(groups) if groups else np.empty(0, np.int64)
+    owners = np.repeat(np.arange(len(groups)), lengths)
+    return sp.csc_matrix((np.ones(len(points), np.int32), (points, owners)),
+                         shape=(n_samples, len(groups)))
+
+
+def _within_earlier(inner, outer, sizes):
+    """Boolean (i, j) matrix, j < i: group i of ``inner`` lies within group j of
+    ``outer`` (incidence matrices; ``sizes`` of the inner groups)."""
+    shared = (inner.T @ outer).tocoo()
+    hit = (shared.col < shared.row) & (shared.data == sizes[shared.row])
+    return sp.csr_matrix((np.ones(np.count_nonzero(hit), bool),
+                          (shared.row[hit], shared.col[hit])), shape=shared.shape)
+
+
+def groups_within_earlier(groups, n_samples):
+    """For each of ``groups`` in order, whether an earlier one holds all of its points."""
+    sizes = np.array([len(g) for g in groups], dtype=np.int64)
+    member = _incidence(groups, n_samples)
+    return np.asarray(_within_earlier(member, member, sizes).sum(axis=1)).ravel() > 0
+
+
+def selections_within_earlier(selections, n_samples):
+    """For each pair of selections ``(a, b)`` in order, whether an earlier pair
+    ``(A, B)`` has ``a`` within ``A`` and ``b`` within ``B``, or the other way round."""
+    side_a = _incidence([a for a, _ in selections], n_samples)
+    side_b = _incidence([b for _, b in selections], n_samples)
+    size_a = np.array([len(a) for a, _ in selections], dtype=np.int64)
+    size_b = np.array([len(b) for _, b in selections], dtype=np.int64)
+    straight = _within_earlier(side_a, side_a, size_a).multiply(
+        _within_earlier(side_b, side_b, size_b))
+    crossed = _within_earlier(side_a, side_b, size_a).multiply(
+        _within_earlier(side_b, side_a, size_b))
+    return np.asarray((straight + crossed).sum(axis=1)).ravel() > 0
 
 
 def _shared_group(member, i, j):

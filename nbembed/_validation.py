@@ -176,7 +176,7 @@ def column_names(X):
     scikit-learn's ``feature_names_in_``)."""
     if table_kind(X)[1] != "DataFrame":
         return None
-    names = [str(c) if isinstance(c, str) else c for c in X.columns]
+    names = list(X.columns)
     if not names or not all(isinstance(c, str) for c in names):
         return None
     return np.asarray(names, dtype=object)
@@ -203,8 +203,9 @@ def check_column_names(estimator, X, name="X", owner=None):
     names = column_names(X)
     if fitted is None or names is None or np.array_equal(fitted, names):
         return
-    unseen = [c for c in names if c not in set(fitted)]
-    missing = [c for c in fitted if c not in set(names)]
+    fitted_set, names_set = set(fitted), set(names)
+    unseen = [c for c in names if c not in fitted_set]
+    missing = [c for c in fitted if c not in names_set]
     details = ""
     if unseen:
         details += "Feature names unseen at fit time:\n" + "".join(f"- {c}\n" for c in unseen)

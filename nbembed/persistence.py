@@ -58,8 +58,9 @@ def trusted_types():
     Pass the list as ``trusted`` to ``skops.io.load`` or
     ``skops.io.loads`` to load any nbembed estimator, fitted or not. It
     names every estimator class nbembed exports, the objects their fitted
-    attributes hold, :class:`~nbembed.fitted_map.FittedMap`, and SciPy's CSR matrix (skops trusts only the base
-    ``spmatrix`` by default), which holds arrays only.
+    attributes hold, :class:`~nbembed.fitted_map.FittedMap`, and SciPy's CSR
+    matrix (skops trusts only the base ``spmatrix`` by default), which holds
+    arrays only.
 
     Returns
     -------

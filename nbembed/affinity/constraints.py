@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
+from .._kernels.csr import mix_dense_all, mix_dense_rows
 from .._validation import check_annotations, check_labels
 
 #: Refuse to build more must-link entries than this (about 1.2 GB of CSR arrays).
@@ -41,6 +42,10 @@ MAX_PAIRS = 100_000_000
 GROUP_PARTNERS = 64
 
 MIXINGS = ("per-point", "global")
+
+#: A dense P~ is mixed again in place, row by row, where the links changed in at
+#: most one row in this many; beyond, all of it in one cache-friendly pass is faster.
+ROWS_MIXED_AGAIN = 16
 
 
 def must_link_matrix(n_samples, pairs=None, groups=(), partners=GROUP_PARTNERS):
@@ -61,33 +66,113 @@ def must_link_matrix(n_samples, pairs=None, groups=(), partners=GROUP_PARTNERS):
     -------
     scipy.sparse.csr_matrix or None
     """
-    rows, cols = [], []
-    total = 0
-    for group in groups:
-        g = np.unique(np.asarray(group, dtype=np.int64))
-        total += g.size * min(g.size - 1, partners)
-        if total > MAX_PAIRS:
-            raise MemoryError(
-                f"The must-links need more than {MAX_PAIRS:,} entries ({partners} for each "
-                f"point in a group); link fewer points (smaller lasso groups, fewer "
-                f"labelled points).")
-        if g.size >= 2:
-            a, b = group_links(g, partners)
-            rows += [a, b]
-            cols += [b, a]
-    if pairs is not None and len(pairs):
-        pairs = np.asarray(pairs, dtype=np.int64)
-        rows += [pairs[:, 0], pairs[:, 1]]
-        cols += [pairs[:, 1], pairs[:, 0]]
-    if not rows:
-        return None
-    r = np.concatenate(rows)
-    c = np.concatenate(cols)
-    u = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n_samples, n_samples))
-    u.data[:] = 1.0  # a link given twice counts once
-    u.eliminate_zeros()
-    u.sort_indices()
-    return u
+    links = MustLinks(n_samples, partners)
+    links.update(pairs, groups)
+    return links.matrix
+
+
+class MustLinks:
+    """The must-link matrix of a set of groups and pairs that changes a little at a time.
+
+    :meth:`update` takes the whole set each time, as :func:`must_link_matrix`
+    does, but builds the links of the groups (and of the block of pairs) that
+    are new since the last update only, and takes away those of the groups that
+    are gone: after one lasso, the work is that of one group (and one pass over
+    the stored links), not of all of them. It also says which rows of the matrix
+    changed, so that what is computed from it can be updated by those rows.
+
+    Parameters
+    ----------
+    n_samples : int
+    partners : int, default GROUP_PARTNERS
+
+    Attributes
+    ----------
+    matrix : scipy.sparse.csr_matrix or None
+        The symmetric 0/1 must-link matrix u of the last update (sorted
+        indices); None while there are no links.
+    """
+
+    def __init__(self, n_samples, partners=GROUP_PARTNERS):
+        self.n_samples = int(n_samples)
+        self.partners = int(partners)
+        self.matrix = None
+        self._items = {}  # key of a group or block of pairs -> (key, its points)
+        # How many of the current groups and pairs give each link, in both directions.
+        self._counts = sp.csr_matrix((self.n_samples, self.n_samples), dtype=np.int32)
+
+    def update(self, pairs=None, groups=()):
+        """Make :attr:`matrix` the must-links of ``pairs`` and ``groups``.
+
+        Parameters
+        ----------
+        pairs, groups
+            As for :func:`must_link_matrix`.
+
+        Returns
+        -------
+        ndarray of int64
+            The rows (and, by symmetry, columns) of :attr:`matrix` that may
+            have changed, sorted; the others are as they were.
+
+        Raises
+        ------
+        MemoryError
+            If the groups need more than :data:`MAX_PAIRS` entries; nothing
+            changes then.
+        """
+        wanted = {}
+        total = 0
+        for group in groups:
+            g = np.asarray(group, dtype=np.int64)
+            if g.size > 1 and not (g[1:] > g[:-1]).all():
+                g = np.unique(g)
+            total += g.size * min(g.size - 1, self.partners)
+            if total > MAX_PAIRS:
+                raise MemoryError(
+                    f"The must-links need more than {MAX_PAIRS:,} entries ({self.partners} "
+                    f"for each point in a group); link fewer points (smaller lasso groups, "
+                    f"fewer labelled points).")
+            if g.size >= 2:
+                key = _items_key(b"group", g)
+                wanted.setdefault(key, (key, g))
+        if pairs is not None and len(pairs):
+            pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+            key = _items_key(b"pairs", pairs)
+            wanted.setdefault(key, (key, pairs))
+        added = [key for key in wanted if key not in self._items]
+        removed = [key for key in self._items if key not in wanted]
+        if not added and not removed:
+            return np.empty(0, dtype=np.int64)
+        firsts, seconds, signs = [], [], []
+        for items, sign in (([wanted[key] for key in added], 1),
+                            ([self._items[key] for key in removed], -1)):
+            for key, item in items:
+                # The links of a group are drawn from its members alone, so those
+                # of a removed group are drawn again instead of being kept.
+                a, b = ((item[:, 0], item[:, 1]) if key[0] == b"pairs"
+                        else group_links(item, self.partners))
+                firsts += [a, b]
+                seconds += [b, a]
+                signs.append(np.full(2 * a.size, sign, dtype=self._counts.dtype))
+        for key in removed:
+            del self._items[key]
+        self._items.update((key, wanted[key]) for key in added)
+        rows, cols = np.concatenate(firsts), np.concatenate(seconds)
+        change = sp.csr_matrix((np.concatenate(signs), (rows, cols)),
+                               shape=self._counts.shape)
+        self._counts = self._counts + change
+        self._counts.eliminate_zeros()
+        counts = self._counts
+        self.matrix = (sp.csr_matrix((np.ones(counts.nnz), counts.indices, counts.indptr),
+                                     shape=counts.shape) if counts.nnz else None)
+        return np.flatnonzero(np.bincount(rows, minlength=self.n_samples))
+
+
+def _items_key(kind, points):
+    """A key that tells groups (or blocks of pairs) apart by their points."""
+    digest = hashlib.blake2b(np.ascontiguousarray(points).tobytes(), digest_size=16)
+    return kind, points.shape, digest.digest()
 
 
 def group_links(group, partners=GROUP_PARTNERS):
@@ -234,26 +319,44 @@ def must_links_from(y, annotations, n_samples):
     return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
 
 
-def mix_must_links(P, u, rho, mixing="per-point"):
-    """P~ from P and the must-link matrix ``u``, in P's format (dense or CSR).
+def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None):
+    """P~ from P and the symmetric must-link matrix ``u``, in P's format (dense or CSR).
 
     Returns P itself when there are no links or rho = 0. See the module
     docstring for the two ``mixing`` rules.
+
+    Parameters
+    ----------
+    P : ndarray or scipy.sparse matrix (n, n)
+    u : scipy.sparse matrix (n, n) or None
+        Symmetric, as :func:`must_link_matrix` gives it.
+    rho : float
+    mixing : {"per-point", "global"}
+    out, rows : ndarray, optional
+        With a dense P and the per-point mixing: ``out`` holds P~ for a ``u``
+        that differs from this one in the rows (and columns) ``rows`` only
+        (:meth:`MustLinks.update` says which), and only those rows and columns
+        are computed again, in place. The result is the same to the last bit.
     """
     if u is None or rho == 0.0:
         return P
     if mixing == "global":
         return _add(P, 1.0 - rho, u, rho / u.sum())
-    keep, to_partners = _per_point_shares(P, u, rho)
+    keep, per_link, u = _per_point_shares(P, u, rho)
     if sp.issparse(P):
-        A = sp.diags(keep) @ P + to_partners
+        A = sp.diags(keep) @ P + sp.diags(per_link) @ u
         mixed = sp.csr_matrix((A + A.T) * 0.5)
         mixed.sort_indices()
         return mixed
-    A = keep[:, None] * P
-    coo = sp.coo_matrix(to_partners)
-    A[coo.row, coo.col] += coo.data
-    return 0.5 * (A + A.T)
+    n = P.shape[0]
+    if out is not None and rows is not None and len(rows) <= n // ROWS_MIXED_AGAIN:
+        mix_dense_rows(P, keep, per_link, u.indptr, u.indices, u.data,
+                       np.asarray(rows, dtype=np.int64), out)
+        return out
+    if out is None:
+        out = np.empty(P.shape, dtype=np.result_type(P.dtype, keep.dtype))
+    mix_dense_all(P, keep, per_link, u.indptr, u.indices, u.data, out)
+    return out
 
 
 def must_link_share(P, u, rho, mixing="per-point"):
@@ -267,21 +370,27 @@ def must_link_share(P, u, rho, mixing="per-point"):
         return None
     if mixing == "global":
         return sp.csr_matrix(u * (rho / u.sum()))
-    _, to_partners = _per_point_shares(P, u, rho)
+    _, per_link, u = _per_point_shares(P, u, rho)
+    to_partners = sp.diags(per_link) @ u
     share = sp.csr_matrix((to_partners + to_partners.T) * 0.5)
     share.sort_indices()
     return share
 
 
 def _per_point_shares(P, u, rho):
-    """The per-point mixing's row factors on P and the mass each linked point
-    moves onto its partners (sparse, before symmetrizing)."""
+    """The per-point mixing's row factors on P, on u (each linked point moves the
+    mass ``per_link`` onto each partner before symmetrizing), and u in CSR form
+    without repeated entries."""
+    u = sp.csr_matrix(u)
+    if not u.has_canonical_format:
+        u = u.copy()
+        u.sum_duplicates()
     degree = np.asarray(u.sum(axis=1)).ravel()
     linked = degree > 0
     mass = np.asarray(P.sum(axis=1)).ravel()
     keep = np.where(linked, 1.0 - rho, 1.0)
-    to_partners = sp.diags(np.where(linked, rho * mass / np.maximum(degree, 1.0), 0.0)) @ u
-    return keep, to_partners
+    per_link = np.where(linked, rho * mass / np.maximum(degree, 1.0), 0.0)
+    return keep, per_link, u
 
 
 def _add(P, p_weight, u, u_weight):

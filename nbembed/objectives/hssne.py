@@ -22,7 +22,8 @@ from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
 from .._kernels.locality import morton_order, permute_csr
-from ..affinity import mix_must_links, must_link_share, must_links_from
+from ..affinity import mix_must_links, must_link_share
+from ..affinity.constraints import MustLinks, semi_supervised_groups
 from ..optim import LiveParameter
 from .base import Objective
 from .forces import Forces, all_pairs_rows, attraction_rows, point_rows
@@ -198,14 +199,21 @@ class HSSNEObjective(Objective):
                                min_boxes=int(fft_min_boxes))
         self._fft_cache = {}
         self._repulsion_cache = None
+        self._must_links = None  # kept by set_annotations
         self._mix()
 
-    def _mix(self):
-        self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing)
+    def _mix(self, rows=None):
+        """P~ of the current links and rho; with ``rows``, those of the last P~
+        computed again where the links changed (the rest is as it was)."""
+        in_place = (rows is not None and self.P_mixed is not self.P
+                    and not sp.issparse(self.P_mixed) and self.links is not None)
+        self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing,
+                                      out=self.P_mixed if in_place else None,
+                                      rows=rows if in_place else None)
         if self.repulsion != "exact" and not sp.issparse(self.P_mixed):
             # The approximate paths sum the attraction over stored entries only.
             self.P_mixed = sp.csr_matrix(self.P_mixed)
-        self._p_log_p = _p_log_p(self.P_mixed)
+        self._p_log_p = None  # computed with the next cost: P~ may change again first
         # The gradient kernels run in self.dtype; the cost always in float64.
         if self.dtype is np.float64:
             self._P_kernel = self.P_mixed
@@ -214,9 +222,22 @@ class HSSNEObjective(Objective):
         self._local = None
 
     def set_annotations(self, annotations=None, y=None):
-        """Use the must-links of ``annotations`` and of labels ``y`` from now on."""
-        self.links = must_links_from(y, annotations, self.n_samples)
-        self._mix()
+        """Use the must-links of ``annotations`` and of labels ``y`` from now on.
+
+        The links are kept from one call to the next (:class:`MustLinks`), so
+        that after a small change only the changed groups are linked and only
+        the rows of P~ they touch are mixed again.
+        """
+        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
+        first = self._must_links is None
+        if first:
+            self._must_links = MustLinks(self.n_samples)
+        changed = self._must_links.update(pairs, groups)
+        if not first and not changed.size:
+            return
+        self.links = self._must_links.matrix
+        # The links given at construction may differ anywhere from the first update's.
+        self._mix(None if first else changed)
 
     def idle_params(self):
         """``rho`` while there are no must-links (labels count as must-links)."""
@@ -370,6 +391,8 @@ class HSSNEObjective(Objective):
                 p_log_h = kernels.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, self.alpha)
             else:
                 p_log_h = kernels.dense_p_log_h(Yt, P, self.alpha)
+        if self._p_log_p is None:
+            self._p_log_p = _p_log_p(self.P_mixed)
         return self._p_log_p - p_log_h, (math.log(z) if z > 0 else math.inf)
 
     def forces(self, Yt, indices=None, exaggeration=1.0):

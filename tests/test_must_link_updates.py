@@ -1,0 +1,180 @@
+"""Must-links taken in a little at a time give what building them afresh gives, to the bit.
+
+The Explorer hands the run the whole annotations after every change;
+``MustLinks`` links only the groups that changed, and P~ is mixed again only in
+the rows whose links changed (``mix_dense_rows``). Both are checked against
+slow, obvious references: the must-link matrix built from every group at once,
+and the mixing written as NumPy expressions.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nbembed.affinity.constraints as constraints
+from nbembed import Annotations
+from nbembed.affinity.constraints import (MustLinks, group_links, mix_must_links,
+                                          must_link_matrix)
+
+
+def reference_links(n, pairs, groups):
+    """u from every link at once: scipy sums repeated links, which then count once."""
+    rows, cols = [], []
+    for group in groups:
+        g = np.unique(np.asarray(group, dtype=np.int64))
+        if g.size >= 2:
+            a, b = group_links(g)
+            rows += [a, b]
+            cols += [b, a]
+    if pairs is not None and len(pairs):
+        rows += [pairs[:, 0], pairs[:, 1]]
+        cols += [pairs[:, 1], pairs[:, 0]]
+    if not rows:
+        return None
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    u = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(n, n))
+    u.data[:] = 1.0
+    u.sort_indices()
+    return u
+
+
+def reference_mixing(P, u, rho):
+    """The per-point mixing as the module docstring writes it."""
+    degree = np.asarray(u.sum(axis=1)).ravel()
+    linked = degree > 0
+    keep = np.where(linked, 1.0 - rho, 1.0)
+    to_partners = sp.diags(np.where(linked, rho * P.sum(axis=1) / np.maximum(degree, 1.0),
+                                    0.0)) @ u
+    A = keep[:, None] * P
+    coo = to_partners.tocoo()
+    A[coo.row, coo.col] += coo.data
+    return 0.5 * (A + A.T)
+
+
+def joint(rng, n):
+    P = rng.random((n, n))
+    P = P + P.T
+    np.fill_diagonal(P, 0.0)
+    return P / P.sum()
+
+
+def same_matrix(u, v):
+    if u is None or v is None:
+        return u is None and v is None
+    return (np.array_equal(u.indptr, v.indptr) and np.array_equal(u.indices, v.indices)
+            and np.array_equal(u.data, v.data))
+
+
+# Groups of 2 to 80 points (the larger ones linked through the circulant graph),
+# and sometimes a block of explicit pairs, changed one state at a time.
+group_sets = st.lists(st.lists(st.integers(0, 119), min_size=1, max_size=80), max_size=6)
+states = st.lists(st.tuples(group_sets, st.booleans()), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(states=states, seed=st.integers(0, 2**16))
+def test_links_updated_state_by_state_equal_links_built_afresh(states, seed):
+    n = 120
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, n, (7, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    links = MustLinks(n)
+    before = None
+    for groups, with_pairs in states:
+        given_pairs = pairs if with_pairs else None
+        changed = links.update(given_pairs, groups)
+        want = reference_links(n, given_pairs, groups)
+        assert same_matrix(links.matrix, want)
+        # Every row that differs from the last state is among those reported.
+        old = sp.csr_matrix((n, n)) if before is None else before
+        new = sp.csr_matrix((n, n)) if want is None else want
+        assert set(np.flatnonzero(abs(old - new).sum(axis=1))) <= set(changed.tolist())
+        before = want
+
+
+def test_a_group_given_twice_or_again_later_is_linked_once():
+    group = np.array([3, 1, 4, 1, 5], dtype=np.int64)
+    links = MustLinks(10)
+    links.update(None, [group, np.unique(group)])
+    assert same_matrix(links.matrix, reference_links(10, None, [group]))
+    assert links.update(None, [np.unique(group)]).size == 0
+    assert links.update(None, []).tolist() == [1, 3, 4, 5]
+    assert links.matrix is None
+
+
+def test_too_many_links_are_refused_and_the_links_stay_as_they_were(monkeypatch):
+    monkeypatch.setattr(constraints, "MAX_PAIRS", 10_000)
+    links = MustLinks(1000)
+    links.update(None, [np.arange(100)])
+    kept = links.matrix
+    with pytest.raises(MemoryError, match="link fewer points"):
+        links.update(None, [np.arange(100), np.arange(200, 700)])
+    assert links.matrix is kept
+    assert links.update(None, [np.arange(100)]).size == 0
+
+
+@pytest.mark.parametrize("rho", [0.1, 0.5, 1.0])
+def test_dense_mixing_equals_the_numpy_expression_to_the_bit(rho):
+    rng = np.random.default_rng(0)
+    n = 150  # more than one block of rows in the symmetrizing pass
+    P = joint(rng, n)
+    pairs = rng.integers(0, n, (40, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    u = must_link_matrix(n, pairs, [rng.choice(n, 70, replace=False), np.arange(5)])
+    assert np.array_equal(mix_must_links(P, u, rho), reference_mixing(P, u, rho))
+
+
+def test_dense_mixing_again_in_the_changed_rows_equals_mixing_all_to_the_bit():
+    rng = np.random.default_rng(1)
+    n = 200
+    P = joint(rng, n)
+    groups = [rng.choice(n, int(rng.integers(2, 60)), replace=False) for _ in range(12)]
+    links = MustLinks(n)
+    links.update(None, groups)
+    mixed = mix_must_links(P, links.matrix, 0.4)
+    in_place = 0
+    for k in range(20):
+        # Small lassos come and go, so that most updates touch few rows.
+        if k % 3 == 0 and len(groups) > 1:
+            groups.pop(int(rng.integers(len(groups))))
+        else:
+            groups.append(rng.choice(n, int(rng.integers(2, 6)), replace=False))
+        changed = links.update(None, groups)
+        in_place += len(changed) <= n // constraints.ROWS_MIXED_AGAIN
+        again = mix_must_links(P, links.matrix, 0.4, out=mixed, rows=changed)
+        assert again is mixed
+        assert np.array_equal(mixed, reference_mixing(P, links.matrix, 0.4)), k
+    assert in_place >= 10, "the test did not exercise the row-by-row update"
+
+
+def test_the_objective_takes_annotations_a_little_at_a_time_as_if_afresh():
+    from nbembed.objectives.hssne import HSSNEObjective
+
+    rng = np.random.default_rng(2)
+    n = 120
+    P = joint(rng, n)
+    labels = rng.integers(-1, 3, n)
+
+    def objective():
+        return HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                              dtype=np.float32)
+
+    live = objective()
+    ann = Annotations(n)
+    for k in range(12):
+        if k % 4 == 3:
+            ann.undo()
+        elif k % 4 == 2:
+            ann.set_labels(rng.choice(n, 5, replace=False), int(rng.integers(3)))
+        else:
+            ann.add_must_link(rng.choice(n, int(rng.integers(2, 8)), replace=False))
+        live.set_annotations(ann, labels)
+        fresh = objective()
+        fresh.set_annotations(ann, labels)
+        assert same_matrix(live.links, fresh.links)
+        assert np.array_equal(live.P_mixed, fresh.P_mixed)
+        assert np.array_equal(live._P_kernel, fresh._P_kernel)
+        Y = rng.normal(size=(2, n))
+        assert live.value(Y) == fresh.value(Y)

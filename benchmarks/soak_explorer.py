@@ -20,8 +20,10 @@ after the other actions, only that the run has not failed):
 * **exceptions**: errors logged by nbembed, a run that failed, and valid
   messages the Explorer refused;
 * **memory**: the process's resident set size, sampled every 10 s, with the
-  Python objects allocated and the size of the annotations (as JSON), so that
-  growth of the data the user made can be told from a leak. The
+  memory malloc has handed out (live data, NumPy arrays included, without what
+  the allocator keeps of freed memory), the Python objects allocated and the
+  size of the annotations (as JSON), so that growth of the data the user made
+  can be told from a leak and from memory kept by the allocator. The
   growth is measured from the end of the warm-up, when the bounded histories
   have filled (the undo history holds its ``MAX_UNDO_STEPS`` steps) and at
   least ``--warm-up`` seconds have passed, to the end of the run; each end is
@@ -38,23 +40,21 @@ repository root)::
 from __future__ import annotations
 
 import argparse
-import collections
+import ctypes
 import json
 import logging
 import sys
 import threading
 import time
-import zlib
 
 import numpy as np
 
-#: States the mirror keeps (compressed): the soak undoes at most this deep, so that
-#: its own memory stays small beside the Explorer's.
+#: States the mirror keeps: the soak undoes at most this deep.
 MIRROR_DEPTH = 200
 
-#: The most recent states the mirror also keeps as live objects, so that an undo or
-#: a redo restores a copy instead of reading the state's JSON again.
-LIVE_STATES = 16
+#: Exported files the soak keeps to import again (a browser would hold them, not
+#: the kernel, so they are few: the soak's own memory should not grow with them).
+EXPORTS_KEPT = 8
 
 
 class RecordingComm:
@@ -75,7 +75,7 @@ class RecordingComm:
     def send(self, data=None, buffers=None):
         content = (data or {}).get("content") or {}
         if data and data.get("method") == "custom" and content.get("type") == "annotations_json":
-            self.exports = (self.exports + [content["text"]])[-20:]
+            self.exports = (self.exports + [content["text"]])[-EXPORTS_KEPT:]
 
 
 class ErrorCounter(logging.Handler):
@@ -96,10 +96,33 @@ def rss_mib():
     return pages * 4096 / 2**20
 
 
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (malloc.h)."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                 "uordblks", "fordblks", "keepcost")]
+
+
+def allocated_mib():
+    """Bytes that malloc has handed out and not had back (MiB): live C-level data,
+    NumPy arrays included, without what freed memory the heaps keep; NaN where the
+    C library is not glibc 2.33 or later."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return float("nan")
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return (info.uordblks + info.hblkhd) / 2**20
+
+
 def memory_sample(ex):
-    """The resident set size (MiB), the Python objects allocated, and the size of
-    the Explorer's annotations as JSON (KiB)."""
-    return rss_mib(), sys.getallocatedblocks(), len(ex.annotations.to_json()) / 1024
+    """The resident set size (MiB), the memory malloc has handed out (MiB), the
+    Python objects allocated, and the size of the Explorer's annotations as JSON
+    (KiB)."""
+    return (rss_mib(), allocated_mib(), sys.getallocatedblocks(),
+            len(ex.annotations.to_json()) / 1024)
 
 
 def custom(content, buffers=()):
@@ -119,16 +142,31 @@ def update(state):
             "buffers": buffers}
 
 
-def duplicates(annotations_json):
+def same_annotations(a, b):
+    """Whether two annotations hold the same classes, labels and constraints (all
+    that their JSON holds), compared without writing it."""
+    if (a.n_samples, a.n_classes, a.class_names) != (b.n_samples, b.n_classes, b.class_names):
+        return False
+    if not (np.array_equal(a.soft_label_matrix(), b.soft_label_matrix())
+            and np.array_equal(a.confidences(), b.confidences())):
+        return False
+    if a.counts() != b.counts():
+        return False
+    selections = zip(a.cannot_link_groups(include_pairs=True),
+                     b.cannot_link_groups(include_pairs=True))
+    return (all(map(np.array_equal, a.must_link_groups(), b.must_link_groups()))
+            and np.array_equal(a.must_link_pairs(groups=False), b.must_link_pairs(groups=False))
+            and all(np.array_equal(x, y) for pa, pb in selections for x, y in zip(pa, pb)))
+
+
+def duplicates(annotations):
     """Constraints stored more than once in annotations (there should be none)."""
-    data = json.loads(annotations_json)
-    found = 0
-    for key in ("must_link_groups", "cannot_link_groups"):
-        items = [json.dumps(item) for item in data[key]]
-        found += len(items) - len(set(items))
-    for key in ("must_link_pairs", "cannot_link_pairs"):
-        pairs = [tuple(p) for block in data[key] for p in block]
-        found += len(pairs) - len(set(pairs))
+    groups = [g.tobytes() for g in annotations.must_link_groups()]
+    selections = [(a.tobytes(), b.tobytes()) for a, b in annotations.cannot_link_groups()]
+    found = len(groups) - len(set(groups)) + len(selections) - len(set(selections))
+    for pairs in (annotations.must_link_pairs(groups=False),
+                  annotations.cannot_link_pairs(groups=False)):
+        found += len(pairs) - len(np.unique(pairs, axis=0))
     return found
 
 
@@ -142,17 +180,16 @@ class Soak:
         self.Annotations, self.UINT32, self.encode = Annotations, UINT32, encode
         self.ex, self.comm, self.rng = ex, comm, rng
         self.n = ex.annotations.n_samples
-        # The mirror: the state after each kept action (annotations as compressed
-        # JSON, pinned points), and the undone ones.
-        self.states = [(zlib.compress(ex.annotations.to_json().encode()), ())]
+        # The mirror: the state after each kept action (a copy of the annotations,
+        # pinned points), and the undone ones. Copies share the constraints'
+        # arrays, which annotations never change in place.
+        self.states = [(ex.annotations.copy(), ())]
         self.undone = []
         self.selection = np.empty(0, dtype=np.int64)
         self.pending = None
         self.failures = []
         self.counts = {}
         self.refused_valid = 0
-        self._mirror, self._mirror_json = None, None  # the live mirror and its JSON
-        self._live = collections.OrderedDict()  # packed state -> its annotations
         self._exported = {}  # exported text -> the mirror's annotations at the export
         self.actions = 0
         self.next_kind = self._draw_kind()
@@ -160,40 +197,22 @@ class Soak:
     # -- the mirror ---------------------------------------------------------------
     @property
     def expected(self):
-        """(annotations JSON, pinned points) the Explorer should hold now."""
-        packed, pinned = self.states[-1]
-        return zlib.decompress(packed).decode(), pinned
+        """(annotations, pinned points) the Explorer should hold now (not to be changed)."""
+        return self.states[-1]
 
-    def _kept(self, annotations_json, pinned, moved=False):
+    def _kept(self, annotations, pinned, moved=False):
         """An action changed something (or ``moved`` pinned points): it is the new
         state, and nothing can be redone."""
-        if moved or (annotations_json, pinned) != self.expected:
-            packed = zlib.compress(annotations_json.encode())
-            self.states = (self.states + [(packed, pinned)])[-MIRROR_DEPTH:]
+        held, held_pins = self.expected
+        if moved or pinned != held_pins or not same_annotations(annotations, held):
+            self.states = (self.states + [(annotations, pinned)])[-MIRROR_DEPTH:]
             self.undone = []
-            if annotations_json == self._mirror_json:
-                self._live[packed] = self._mirror.copy()
-                while len(self._live) > LIVE_STATES:
-                    self._live.popitem(last=False)
-
-    def _expected_annotations(self):
-        """The annotations the Explorer should hold now: the mirror's live object,
-        read again from the state only when it holds another (after an undo, a redo
-        or a correction): a copy of a recent state, else read from its JSON."""
-        expected = self.expected[0]
-        if self._mirror_json != expected:
-            live = self._live.get(self.states[-1][0])
-            self._mirror = (live.copy() if live is not None
-                            else self.Annotations.from_json(expected))
-            self._mirror_json = expected
-        return self._mirror
 
     def _mirror_annotations(self, operation):
-        """Apply ``operation`` to the mirror; the JSON of its annotations afterwards."""
-        ann = self._expected_annotations()
+        """The annotations of the current state after ``operation`` (on a copy)."""
+        ann = self.expected[0].copy()
         operation(ann)
-        self._mirror_json = ann.to_json()
-        return self._mirror_json
+        return ann
 
     # -- actions --------------------------------------------------------------------
     def lasso(self):
@@ -243,7 +262,7 @@ class Soak:
         self._send(update({"_selection": self.encode(self.selection, self.UINT32)}))
 
     def _label(self):
-        names = self._expected_annotations().class_names
+        names = self.expected[0].class_names
         selection = self.lasso()
         self.selection = selection
         if not names or (len(names) < 10 and self.rng.random() < 0.1):
@@ -318,7 +337,7 @@ class Soak:
             # What the file should hold: the mirror now (the checks compare the two).
             self._exported = {t: self._exported[t] for t in self.comm.exports
                               if t in self._exported}
-            self._exported[self.comm.exports[-1]] = self._expected_annotations().copy()
+            self._exported[self.comm.exports[-1]] = self.expected[0]
 
     def _import(self):
         if not self.comm.exports:
@@ -363,13 +382,12 @@ class Soak:
         """Compare the Explorer with the mirror; the pins once the worker has made
         every pin change queued (it shows what the run holds afterwards)."""
         ex = self.ex
-        text, pinned = self.expected
-        held = ex.annotations.to_json()
-        if held != text:
+        expected, pinned = self.expected
+        held = ex.annotations
+        if not same_annotations(held, expected):
             self.failures.append(f"after {kind}: the annotations differ from the mirror "
-                                 f"({ex.annotations.counts()} vs "
-                                 f"{self.Annotations.from_json(text).counts()})")
-            self.states[-1] = (zlib.compress(held.encode()), pinned)
+                                 f"({held.counts()} vs {expected.counts()})")
+            self.states[-1] = (held.copy(), pinned)
         if pins and not self.settled():
             self.failures.append(f"after {kind}: the worker did not take a change in 30 s")
         elif pins and tuple(ex.pinned.tolist()) != pinned:
@@ -421,16 +439,17 @@ def main(argv=None):
                     warmed_up = len(samples) - 1
             if now >= next_report:
                 next_report += args.report_every
-                _, mib, blocks, kib = samples[-1]
-                print(f"{now - start:6.0f} s: {actions} actions, RSS {mib:.0f} MiB, "
-                      f"{blocks} Python objects, annotations {kib:.0f} KiB "
-                      f"{ex.annotations.counts()}", flush=True)
+                _, mib, allocated, blocks, kib = samples[-1]
+                print(f"{now - start:6.0f} s: {actions} actions, RSS {mib:.0f} MiB "
+                      f"({allocated:.0f} MiB allocated), {blocks} Python objects, "
+                      f"annotations {kib:.0f} KiB {ex.annotations.counts()}", flush=True)
             time.sleep(max(0.0, start + actions / args.rate - time.monotonic()))
         elapsed = time.monotonic() - start
         soak.check("the last action")
         final = rss_mib()
         ann = ex.annotations
-        rss = [mib for _, mib, _, _ in samples]
+        rss = [sample[1] for sample in samples]
+        allocated = [sample[2] for sample in samples]
         if warmed_up is None:
             print("the warm-up did not end (undo history not full): growth from the start")
             warmed_up = 0
@@ -448,9 +467,11 @@ def main(argv=None):
               f"({samples[warmed_up][0]:.0f} s), {max(rss):.0f} MiB at most, {end:.0f} MiB in "
               f"the last minute ({final:.0f} MiB at the end): growth {100 * growth:+.1f}% "
               f"(goal <= 10%), {100 * (end - rss[0]) / rss[0]:+.1f}% from the start")
-        (_, _, blocks_0, kib_0), (_, _, blocks_1, kib_1) = samples[warmed_up], samples[-1]
-        print(f"over the same span: Python objects {blocks_0} -> {blocks_1}, annotations "
-              f"{kib_0:.0f} -> {kib_1:.0f} KiB as JSON")
+        (_, _, _, blocks_0, kib_0), (_, _, _, blocks_1, kib_1) = samples[warmed_up], samples[-1]
+        print(f"over the same span: memory allocated (live data) "
+              f"{np.mean(allocated[warmed_up:warmed_up + 6]):.0f} -> "
+              f"{np.mean(allocated[-6:]):.0f} MiB, Python objects {blocks_0} -> {blocks_1}, "
+              f"annotations {kib_0:.0f} -> {kib_1:.0f} KiB as JSON")
         for failure in (soak.failures + errors.messages)[:20]:
             print("  ", failure)
         ok = not soak.failures and not errors.messages and growth <= 0.10

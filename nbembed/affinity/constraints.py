@@ -102,7 +102,7 @@ class MustLinks:
         self._counts = sp.csr_matrix((self.n_samples, self.n_samples), dtype=np.int32)
 
     def update(self, pairs=None, groups=()):
-        """Make :attr:`matrix` the must-links of ``pairs`` and ``groups``.
+        """Make ``matrix`` the must-links of ``pairs`` and ``groups``.
 
         Parameters
         ----------
@@ -112,7 +112,7 @@ class MustLinks:
         Returns
         -------
         ndarray of int64
-            The rows (and, by symmetry, columns) of :attr:`matrix` that may
+            The rows (and, by symmetry, columns) of ``matrix`` that may
             have changed, sorted; the others are as they were.
 
         Raises

@@ -171,8 +171,7 @@ class MustLinks:
 
 def _items_key(kind, points):
     """A key that tells groups (or blocks of pairs) apart by their points."""
-    digest = hashlib.blake2b(np.ascontiguousarray(points).tobytes(), digest_size=16)
-    return kind, points.shape, digest.digest()
+    return kind, points.shape, _members_seed(points).tobytes()
 
 
 def group_links(group, partners=GROUP_PARTNERS):

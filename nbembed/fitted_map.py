@@ -48,8 +48,8 @@ STATE_VERSION = 1
 #: Dense metrics whose scikit-learn distances come from a matrix product, which rounds
 #: a row differently with the number of rows: the map computes them row by row.
 ROW_BY_ROW_METRICS = ("cosine", "l2")
-#: Caches of the neighbour search built on first use, left out of the pickle.
-CACHES = ("_data_t", "_rows_t")
+#: Caches built on first use, left out of the pickle.
+CACHES = NewPoints.CACHES + ("_rows_t",)
 
 
 class _RowByRowPlacement(NewPoints):

@@ -43,3 +43,26 @@ def placement_gradient(R, Y, indices, P, precision, alpha, tradeoff, log_floor):
     W_rep = Q * G * (tradeoff + (1 - tradeoff) * (np.log(Q) - log_p - kl_qp))
     W = tradeoff * Pf * G - W_rep
     return 2.0 * np.einsum("mn,mnd->md", W, diff)
+
+
+def neighbour_terms(R, Y, indices, P, alpha):
+    """What the k neighbours give each new point (precision 1): the attraction
+    sum_j p_j S_j (y - r_j) (m, d), sum_j p_j (log p_j - log H_j) and sum_j p_j S_j."""
+    diff = Y[:, None, :] - R[indices]
+    tau = (diff ** 2).sum(-1)
+    S = 1.0 / (1.0 + alpha * tau)
+    H = ref.power_kernel(tau, alpha)
+    positive = P > 0
+    cross_entropy = np.where(positive, P * (np.log(np.where(positive, P, 1.0)) - np.log(H)),
+                             0.0).sum(axis=1)
+    return np.einsum("mk,mkd->md", P * S, diff), cross_entropy, (P * S).sum(axis=1)
+
+
+def field_sums(R, Y, alpha):
+    """Z(y) = sum_j H(|y - r_j|^2) (m,) and F(y) = sum_j H S (y - r_j) (m, d) over all
+    reference points, and sum_j H S |y - r_j| (m,), the scale of F's terms."""
+    diff = Y[:, None, :] - R[None, :, :]
+    tau = (diff ** 2).sum(-1)
+    H = ref.power_kernel(tau, alpha)
+    K = H / (1.0 + alpha * tau)
+    return H.sum(axis=1), np.einsum("mn,mnd->md", K, diff), (K * np.sqrt(tau)).sum(axis=1)

@@ -130,3 +130,52 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
             grad[e, i] = 2.0 * (tradeoff * attraction[e] - repulsion[e])
         costs[i] = tradeoff * kl_pq + (1.0 - tradeoff) * kl_qp
         scales[i] = scale
+
+
+@njit(**JIT_PARALLEL)
+def neighbour_attraction(Rt, Yt, indices, P, alpha, active, attraction, cross_entropy, scales):
+    """The part of each new point's cost and gradient that its reference
+    neighbours give, for the kernel H of precision 1 (the rest comes from the
+    repulsion of all reference points, :class:`~nbembed.objectives.placement.ReferenceField`).
+
+    Parameters
+    ----------
+    Rt : ndarray (d, n)
+    Yt : ndarray (d, m)
+    indices, P : ndarray (m, k)
+        As for :func:`placement_cost_gradient`.
+    alpha : float
+    active : ndarray of bool (m,)
+    attraction : ndarray (d, m)
+        Output: sum_j p_ij S_ij (y_i - r_j).
+    cross_entropy : ndarray (m,)
+        Output: sum_j p_ij (log p_ij - log H_ij).
+    scales : ndarray (m,)
+        Output: sum_j p_ij S_ij.
+    """
+    d = Rt.shape[0]
+    m, k = indices.shape
+    for i in prange(m):
+        if not active[i]:
+            continue
+        total = 0.0
+        scale = 0.0
+        for e in range(d):
+            attraction[e, i] = 0.0
+        for c in range(k):
+            p = P[i, c]
+            if p <= 0.0:
+                continue
+            j = indices[i, c]
+            tau = 0.0
+            for e in range(d):
+                diff = Yt[e, i] - Rt[e, j]
+                tau += diff * diff
+            _, s = kernel_by_alpha(tau, alpha)
+            total += p * (math.log(p) - log_kernel(tau, alpha))
+            w = p * s
+            scale += w
+            for e in range(d):
+                attraction[e, i] += w * (Yt[e, i] - Rt[e, j])
+        cross_entropy[i] = total
+        scales[i] = scale

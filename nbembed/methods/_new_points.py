@@ -30,6 +30,10 @@ The points are independent of each other: the result for a point does not
 depend on which others are placed with it, nor on the number of threads.
 Cost: O(m n d) per iteration for m new points against n reference points
 (the repulsion is exact over all reference points), plus the neighbour search.
+Against a two-dimensional map of at least ``GRID_PLACEMENT_MIN_REFERENCE``
+points with a heavy-tailed kernel (HSSNE, alpha > 0) the repulsion is read off
+a grid computed once per map (:class:`~nbembed.objectives.placement.ReferenceField`):
+O(m k) per iteration.
 """
 
 from __future__ import annotations
@@ -43,12 +47,13 @@ import scipy.sparse as sp
 
 from .. import _config
 from .._distances import pairwise_distances
+from .._nearest_reference import ReferenceRows
 from .._kernels.rows import cross_squared_distances
 from .._validation import check_column_names, check_cosine_rows, check_data, \
     check_nonnegative, check_number, check_sparse_metric
 from ..affinity.fixed_width import fixed_width_rows
 from ..affinity.perplexity import calibrate
-from ..objectives.placement import PlacementObjective
+from ..objectives.placement import GridPlacementObjective, PlacementObjective, ReferenceField
 
 #: Largest perplexity of a new point's neighbourhood for HSSNE and SNE. A new point
 #: belongs with its closest training points; calibrated to a fit's perplexity of 30, a
@@ -75,6 +80,10 @@ REACH_NEIGHBORS = 15
 #: Training points (evenly spaced) whose neighbours set that reach; all of them
 #: up to this number. The search costs as much as placing as many new points.
 REACH_SAMPLE = 500
+#: Fewest reference points for which ``placement="auto"`` reads the repulsion off a
+#: grid (where the map allows it: two dimensions, alpha > 0, tradeoff 1).
+GRID_PLACEMENT_MIN_REFERENCE = 10_000
+PLACEMENTS = ("auto", "exact", "grid")
 
 
 class NewPoints:
@@ -111,11 +120,16 @@ class NewPoints:
         data (see :func:`training_reach`). Computed from ``data`` when first
         needed; give it where ``data`` is None (:func:`precomputed_reach`),
         or new points far outside go without a warning.
+    placement : {"auto", "exact", "grid"}
+        How the repulsion of the reference points is summed: over all of them,
+        or read off a grid (two dimensions, alpha > 0, tradeoff 1 and no input
+        precision only). "auto" takes the grid from
+        ``GRID_PLACEMENT_MIN_REFERENCE`` reference points where it can.
     """
 
     def __init__(self, data, embedding, *, n_neighbors, perplexity=None, sigma=None,
                  metric="euclidean", distances=None, alpha=0.0, tradeoff=1.0,
-                 input_precision=False, reach=None):
+                 input_precision=False, reach=None, placement="auto"):
         self.data = data
         self.embedding = np.ascontiguousarray(embedding, dtype=np.float64)
         self.n_reference = self.embedding.shape[0]
@@ -128,12 +142,23 @@ class NewPoints:
         self.tradeoff = float(tradeoff)
         self.input_precision = input_precision
         self.reach = reach
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}; got "
+                             f"{placement!r}.")
+        if placement == "grid" and not self._grid_possible():
+            raise ValueError("placement='grid' needs a two-dimensional map with alpha > 0, "
+                             "tradeoff 1 and no input precision; use 'exact'.")
+        self.placement = placement
+
+    #: Built on first use and left out of a pickle: the copies of the training
+    #: data that the neighbour search uses (they would double a saved estimator
+    #: or more), and the grid of the map's repulsion.
+    CACHES = ("_data_t", "_rows", "_field")
 
     def __getstate__(self):
-        # The transposed copy of the training data that the neighbour search builds
-        # on first use would double a saved estimator; it is built again when needed.
         state = self.__dict__.copy()
-        state.pop("_data_t", None)
+        for name in self.CACHES:
+            state.pop(name, None)
         return state
 
     def __copy__(self):
@@ -159,9 +184,14 @@ class NewPoints:
 
         Exact: the dissimilarities to all reference points, a block of new points at
         a time (about ``NEIGHBOUR_BLOCK`` entries), then the k smallest of each row.
+        Dense Euclidean rows are proposed by a float32 product first and only the
+        candidates measured exactly (:mod:`nbembed._nearest_reference`).
         """
         k, n = self.n_neighbors, self.n_reference
         rows = _block_rows(n)
+        if k < n and self._squared and not (sp.issparse(X) or sp.issparse(self.data)):
+            dist, idx = self._reference_rows().nearest(X, k, rows)
+            return np.sqrt(np.maximum(dist, 0.0), out=dist), idx
         dist = np.empty((X.shape[0], k))
         idx = np.empty((X.shape[0], k), dtype=np.int64)
         for start in range(0, X.shape[0], rows):
@@ -231,6 +261,15 @@ class NewPoints:
             return self._squared_euclidean(X)
         return pairwise_distances(X, self.data, metric=self.metric)
 
+    def _reference_rows(self):
+        """The training data prepared for the dense Euclidean neighbour search, built
+        on first use."""
+        if getattr(self, "_rows", None) is None:
+            if getattr(self, "_data_t", None) is None:
+                self._data_t = np.ascontiguousarray(self.data.T, dtype=np.float64)
+            self._rows = ReferenceRows(self.data, self._data_t)
+        return self._rows
+
     def _squared_euclidean(self, X):
         """Squared Euclidean distances of the rows of ``X`` to the training data."""
         if sp.issparse(X) or sp.issparse(self.data):
@@ -274,8 +313,31 @@ class NewPoints:
         return self._objective(*self.affinities(X))
 
     def _objective(self, idx, P, precision):
+        if self.uses_grid:
+            return GridPlacementObjective(self.embedding, idx, P, alpha=self.alpha,
+                                          field=self.reference_field())
         return PlacementObjective(self.embedding, idx, P, precision, alpha=self.alpha,
                                   tradeoff=self.tradeoff)
+
+    def _grid_possible(self):
+        return (self.alpha > 0.0 and self.embedding.shape[1] == 2 and self.tradeoff == 1.0
+                and not self.input_precision)
+
+    @property
+    def uses_grid(self):
+        """Whether the repulsion is read off :meth:`reference_field` (bool)."""
+        # Placers saved before the choice existed sum exactly.
+        placement = getattr(self, "placement", "exact")
+        if placement == "auto":
+            return self._grid_possible() and self.n_reference >= GRID_PLACEMENT_MIN_REFERENCE
+        return placement == "grid"
+
+    def reference_field(self):
+        """The :class:`~nbembed.objectives.placement.ReferenceField` of the map over
+        :meth:`bounds`, built on first use."""
+        if getattr(self, "_field", None) is None:
+            self._field = ReferenceField(self.embedding, self.alpha, *self.bounds())
+        return self._field
 
     def transform(self, X):
         """Positions of the new points ``X`` (validated by the caller), shape (m, d).
@@ -401,6 +463,7 @@ def place(objective, Yt, *, max_iter=MAX_ITER, momentum=MOMENTUM, tol=TOLERANCE)
         step = -grad[:, active] / (2.0 * np.maximum(scales[active], 1e-300))
         velocity[:, active] = momentum * velocity[:, active] + step
         Yt[:, active] += velocity[:, active]
+        objective.project(Yt)
         active &= np.sqrt(np.sum(velocity * velocity, axis=0)) >= tol
         if not active.any():
             break

@@ -1,0 +1,125 @@
+"""The exact k-nearest reference search proposed by a float32 product
+(nbembed._nearest_reference) against a plain NumPy search."""
+
+import numba
+import numpy as np
+import pytest
+
+from nbembed import _nearest_reference as nearest_reference
+from nbembed._nearest_reference import ReferenceRows, error_bound_factors
+
+
+def numpy_nearest(X, R, k):
+    """Squared distances (float64, summed feature by feature) and indices of the k
+    nearest rows of R, nearest first, ties by index."""
+    D = np.zeros((X.shape[0], R.shape[0]))
+    for f in range(X.shape[1]):
+        D += (X[:, f, None] - R[None, :, f]) ** 2
+    order = np.lexsort((np.broadcast_to(np.arange(R.shape[0]), D.shape), D), axis=1)[:, :k]
+    return np.take_along_axis(D, order, axis=1), order
+
+
+@pytest.mark.parametrize("n, n_features, offset, scale", [
+    (500, 64, 0.0, 1.0),      # digits-like
+    (800, 300, 50.0, 1.0),    # far from the origin: centring matters
+    (400, 3, 1e4, 1e-3),      # tiny spread, huge offset
+    (300, 1, 0.0, 1.0),       # one feature
+])
+@pytest.mark.parametrize("k", [1, 7, 30])
+def test_the_k_nearest_equal_numpys(n, n_features, offset, scale, k):
+    rng = np.random.default_rng(n + k)
+    R = offset + scale * rng.normal(size=(n, n_features))
+    X = np.vstack([offset + scale * rng.normal(size=(60, n_features)), R[:20]])
+    dist, idx = ReferenceRows(R).nearest(X, k, block_rows=16)
+    expected_dist, expected_idx = numpy_nearest(X, R, k)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, expected_dist, rtol=1e-12, atol=1e-12 * scale ** 2)
+
+
+def test_ties_and_duplicates_go_by_index():
+    """Integer rows give exact ties; duplicated reference rows tie at every distance."""
+    rng = np.random.default_rng(1)
+    R = rng.integers(0, 3, size=(200, 5)).astype(float)
+    R = np.vstack([R, R[:50]])
+    X = rng.integers(0, 3, size=(40, 5)).astype(float)
+    dist, idx = ReferenceRows(R).nearest(X, 12, block_rows=7)
+    expected_dist, expected_idx = numpy_nearest(X, R, 12)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_array_equal(dist, expected_dist)
+
+
+def test_differences_below_float32_resolution_are_ordered_exactly():
+    """Reference rows at distances from the new row that differ by 1e-10 relative:
+    their float32 estimates scatter by rounding, the exact sums order them (and
+    without the error bound the search keeps an arbitrary k of them)."""
+    rng = np.random.default_rng(4)
+    n, n_features = 400, 40
+    directions = rng.normal(size=(n, n_features))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    x = rng.normal(size=n_features)
+    R = x + directions * (1.0 + 1e-10 * np.arange(n)[::-1, None])
+    dist, idx = ReferenceRows(R).nearest(x[None, :], 10, block_rows=1)
+    expected_dist, expected_idx = numpy_nearest(x[None, :], R, 10)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, expected_dist, rtol=1e-14)
+
+
+def test_a_row_gets_the_same_bits_in_any_batch_and_on_any_thread_count():
+    rng = np.random.default_rng(2)
+    R = rng.normal(size=(3000, 50)) + 3.0
+    X = rng.normal(size=(257, 50)) + 3.0
+    rows = ReferenceRows(R)
+    dist, idx = rows.nearest(X, 15, block_rows=64)
+    alone = [rows.nearest(X[i:i + 1], 15, block_rows=1) for i in range(0, 257, 37)]
+    assert all(np.array_equal(a[0][0], dist[i]) and np.array_equal(a[1][0], idx[i])
+               for a, i in zip(alone, range(0, 257, 37)))
+    reversed_dist, reversed_idx = rows.nearest(X[::-1], 15, block_rows=100)
+    assert np.array_equal(reversed_dist[::-1], dist) and np.array_equal(reversed_idx[::-1], idx)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = rows.nearest(X, 15, block_rows=64)
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(single[0], dist) and np.array_equal(single[1], idx)
+
+
+def test_the_error_bound_holds_for_every_pair():
+    """What the search rests on: each float32 estimate lies within its bound of the
+    exact sum (rows of mixed scales, far from the origin, many features)."""
+    rng = np.random.default_rng(3)
+    for n_features, offset in [(2, 0.0), (64, 10.0), (1000, 1e3)]:
+        R = offset + rng.normal(size=(300, n_features)) * rng.uniform(0.01, 10, size=(300, 1))
+        X = offset + rng.normal(size=(50, n_features)) * rng.uniform(0.01, 10, size=(50, 1))
+        rows = ReferenceRows(R)
+        centred = X - rows.mean
+        a = np.sqrt(np.einsum("ij,ij->i", centred, centred))[:, None]
+        b = rows.norms[None, :]
+        products = (centred.astype(np.float32) @ rows.centred32.T).astype(np.float64)
+        estimate = a * a + b * b - 2.0 * products
+        c1, c2 = error_bound_factors(n_features)
+        direct = np.zeros_like(estimate)
+        for f in range(n_features):
+            direct += (X[:, f, None] - R[None, :, f]) ** 2
+        assert np.all(np.abs(estimate - direct) <= c1 * a * b + c2 * (a + b) ** 2)
+
+
+def test_the_transform_of_dense_euclidean_rows_uses_it(monkeypatch):
+    """HSSNE's transform finds its neighbours through this search (and equals the
+    full exact search's result)."""
+    from sklearn.datasets import load_digits
+
+    from nbembed import HSSNE
+
+    X, _ = load_digits(return_X_y=True)
+    model = HSSNE(max_iter=250, random_state=0).fit(X[:300])
+    calls = []
+    original = nearest_reference.ReferenceRows.nearest
+    monkeypatch.setattr(nearest_reference.ReferenceRows, "nearest",
+                        lambda self, *a: calls.append(a) or original(self, *a))
+    placer = model._fitted_placement()
+    dist, idx = placer.neighbours(X[300:400])
+    assert calls
+    expected_dist, expected_idx = numpy_nearest(X[300:400], X[:300], placer.n_neighbors)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, np.sqrt(expected_dist), rtol=1e-12)

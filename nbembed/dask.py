@@ -4,7 +4,8 @@
 :func:`far_from_training` take a fitted estimator (HSSNE, SNE, NeRV, SNeRV,
 Mbed) or its :class:`~nbembed.fitted_map.FittedMap` and a dask array (or a
 dask DataFrame of numeric columns) and return a lazy dask collection with one
-row per input row. Each chunk is placed by the map alone, so the result equals
+row per input row; :func:`memberships_at` classifies positions that
+:func:`transform` returned, without placing the rows again. Each chunk is placed by the map alone, so the result equals
 the in-memory ``transform`` of the same rows whatever the chunks, their order,
 the scheduler (threads, processes, a ``dask.distributed`` cluster) or the
 number of threads. See docs/dask.md.
@@ -37,7 +38,7 @@ from .fitted_map import FittedMap, fitted_map
 
 #: The dtype of what each function returns.
 OUTPUTS = dict(transform=np.float64, predict_proba=np.float64, predict=np.intp,
-               far_from_training=np.bool_)
+               far_from_training=np.bool_, memberships_at=np.float64)
 
 
 def transform(model, X):
@@ -95,6 +96,30 @@ def predict(model, X):
     return _apply(model, X, "predict")
 
 
+def memberships_at(model, Y):
+    """Class memberships of positions in the map (Mbed), lazily.
+
+    What :func:`predict_proba` gives for rows that :func:`transform` put at
+    ``Y``, without placing them again: place once, then classify the places.
+
+    Parameters
+    ----------
+    model : FittedMap or fitted Mbed
+    Y : dask.array.Array (n_rows, n_components)
+        Positions, for example ``nbembed.dask.transform(model, X)``.
+
+    Returns
+    -------
+    dask.array.Array (n_rows, n_classes)
+        Chunked as the rows of ``Y``.
+    """
+    if _is_dask_dataframe(Y):
+        raise TypeError("memberships_at takes the dask array of positions that "
+                        "nbembed.dask.transform returns for a dask array; for a DataFrame "
+                        "use nbembed.dask.predict_proba.")
+    return _apply(model, Y, "memberships_at")
+
+
 def far_from_training(model, X):
     """Which rows of ``X`` lie far outside the training data
     (:meth:`~nbembed.fitted_map.FittedMap.far_from_training`).
@@ -118,7 +143,7 @@ def _dask():
 
 def _as_map(model, method):
     placer = model if isinstance(model, FittedMap) else fitted_map(model)
-    if method in ("predict", "predict_proba") and placer.n_classes is None:
+    if method in ("predict", "predict_proba", "memberships_at") and placer.n_classes is None:
         raise ValueError(f"The fitted map of {placer.method} places points but does not "
                          f"classify them: {method} needs Mbed. Use nbembed.dask.transform.")
     return placer
@@ -164,12 +189,17 @@ def _apply_to_array(placer, shared, X, method):
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array (n_rows, n_features); got "
                          f"{X.ndim} dimension(s), shape {X.shape}.")
-    if not np.isnan(X.shape[1]):
+    if method == "memberships_at":
+        if not np.isnan(X.shape[1]) and X.shape[1] != placer.n_components:
+            raise ValueError(f"Y has {X.shape[1]} columns, but the map of {placer.method} has "
+                             f"{placer.n_components} dimensions: pass the positions that "
+                             f"nbembed.dask.transform returns.")
+    elif not np.isnan(X.shape[1]):
         _check_width(placer, X.shape[1], "columns")
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})  # a row is placed from all its features at once
     dtype = OUTPUTS[method]
-    if method in ("transform", "predict_proba"):
+    if method in ("transform", "predict_proba", "memberships_at"):
         width = placer.n_components if method == "transform" else placer.n_classes
         return da.map_blocks(_place_block, X, shared, method, dtype=dtype,
                              chunks=(X.chunks[0], (width,)), meta=np.empty((0, width), dtype),

@@ -106,6 +106,24 @@ def test_mbed_predicts_as_in_memory(client, mbed, digits):
     assert np.array_equal(labels, mbed.predict(digits[2]))
 
 
+def test_memberships_of_placed_rows_equal_predict_proba(client, mbed, hssne, digits):
+    """Place once, classify the places: the same memberships as predict_proba."""
+    placer = fitted_map(mbed)
+    Y = nbdask.transform(placer, da.from_array(digits[2], chunks=50))
+    proba = nbdask.memberships_at(placer, Y)
+    assert proba.shape == (240, 3) and proba.chunks == (Y.chunks[0], (3,))
+    Y_done, proba_done = client.compute([Y, proba], sync=True)
+    assert np.array_equal(proba_done, placer.predict_proba(digits[2]))
+    assert np.array_equal(Y_done, placer.transform(digits[2]))
+    with pytest.raises(ValueError, match="Y has 64 columns, but the map of Mbed has 3 dimensions"):
+        nbdask.memberships_at(placer, da.from_array(digits[2], chunks=50))
+    with pytest.raises(ValueError, match="does not classify"):
+        nbdask.memberships_at(hssne, Y)
+    dd = pytest.importorskip("dask.dataframe")
+    with pytest.raises(TypeError, match="use nbembed.dask.predict_proba"):
+        nbdask.memberships_at(placer, dd.from_dask_array(Y))
+
+
 def test_far_rows_are_counted(client, hssne, digits):
     rows = np.vstack([digits[2][:30], digits[2][:5] + 500.0])
     far = nbdask.far_from_training(hssne, da.from_array(rows, chunks=10))

@@ -133,11 +133,11 @@ class ReferenceField:
     """The kernel sums of a fixed two-dimensional map at any position in a box.
 
     For a position y and the reference points r_j, with H the power-family
-    kernel (precision 1) and S its negative score,
+    kernel (precision 1) and S its negative score, the sums::
 
-        Z(y) = sum_j H(|y - r_j|^2),   F(y) = sum_j H S (y - r_j),
+        Z(y) = sum_j H(|y - r_j|^2),   F(y) = sum_j H S (y - r_j)
 
-    computed once on the nodes of a grid over the box ``[low, high]``
+    are computed once on the nodes of a grid over the box ``[low, high]``
     (:mod:`nbembed._kernels.interpolation`) and interpolated from the nodes of
     y's box. Positions outside the box are read at the nearest point of the
     box. Every position is read independently of the others.

@@ -63,7 +63,9 @@ class ReferenceRows:
         self.mean = data.mean(axis=0)
         centred = data - self.mean
         self.norms = np.sqrt(np.einsum("ij,ij->i", centred, centred))
-        self.centred32 = np.ascontiguousarray(centred, dtype=np.float32)
+        with np.errstate(over="ignore"):
+            self.centred32 = np.ascontiguousarray(centred, dtype=np.float32)
+        self._finite = bool(np.isfinite(self.norms).all() and np.isfinite(self.centred32).all())
         self.c1, self.c2 = error_bound_factors(data.shape[1])
 
     @property
@@ -90,17 +92,25 @@ class ReferenceRows:
             rows = slice(start, start + block_rows)
             centred = X[rows] - self.mean
             norms = np.sqrt(np.einsum("ij,ij->i", centred, centred))
-            products = centred.astype(np.float32) @ self.centred32.T
+            with np.errstate(over="ignore", invalid="ignore"):
+                products = centred.astype(np.float32) @ self.centred32.T
+                # Beyond float32's range (or float64's, for the norms) the estimates
+                # say nothing: such a row measures every reference row exactly.
+                unbounded = ~(np.isfinite(products).all(axis=1) & np.isfinite(norms))
+            if not self._finite:
+                unbounded[:] = True
             with _config.KERNEL_LOCK:
-                _nearest_from_products(products, norms, self.norms, self.c1, self.c2, X[rows],
-                                       self.data_t, dist[rows], idx[rows],
+                _nearest_from_products(products, norms, self.norms, self.c1, self.c2, unbounded,
+                                       X[rows], self.data_t, dist[rows], idx[rows],
                                        4 * get_num_threads())
         return dist, idx
 
 
 @njit(**JIT_PARALLEL)
-def _nearest_from_products(products, x_norms, r_norms, c1, c2, X, Rt, dist, idx, n_chunks):
-    """:meth:`ReferenceRows.nearest` of one block, from its float32 products (m, n)."""
+def _nearest_from_products(products, x_norms, r_norms, c1, c2, unbounded, X, Rt, dist, idx,
+                           n_chunks):
+    """:meth:`ReferenceRows.nearest` of one block, from its float32 products (m, n);
+    rows marked ``unbounded`` measure every reference row exactly."""
     m, n = products.shape
     k = dist.shape[1]
     n_features = Rt.shape[0]
@@ -110,19 +120,24 @@ def _nearest_from_products(products, x_norms, r_norms, c1, c2, X, Rt, dist, idx,
         candidates = np.empty(n, dtype=np.int64)
         exact = np.empty(n)
         for i in range(chunk * per_chunk, min(m, (chunk + 1) * per_chunk)):
-            a = x_norms[i]
-            for j in range(n):
-                b = r_norms[j]
-                estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
-                upper[j] = estimate + c1 * a * b + c2 * (a + b) * (a + b)
-            threshold = np.partition(upper, k - 1)[k - 1]
             count = 0
-            for j in range(n):
-                b = r_norms[j]
-                estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
-                if estimate - (c1 * a * b + c2 * (a + b) * (a + b)) <= threshold:
-                    candidates[count] = j
-                    count += 1
+            if not unbounded[i]:
+                a = x_norms[i]
+                for j in range(n):
+                    b = r_norms[j]
+                    estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
+                    upper[j] = estimate + c1 * a * b + c2 * (a + b) * (a + b)
+                threshold = np.partition(upper, k - 1)[k - 1]
+                for j in range(n):
+                    b = r_norms[j]
+                    estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
+                    if estimate - (c1 * a * b + c2 * (a + b) * (a + b)) <= threshold:
+                        candidates[count] = j
+                        count += 1
+            if count < k:  # unbounded (or, were the bounds ever wrong, at least exact)
+                for j in range(n):
+                    candidates[j] = j
+                count = n
             # Summed as cross_squared_distances sums: over the features in order.
             for c in range(count):
                 exact[c] = 0.0

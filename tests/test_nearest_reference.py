@@ -13,8 +13,9 @@ def numpy_nearest(X, R, k):
     """Squared distances (float64, summed feature by feature) and indices of the k
     nearest rows of R, nearest first, ties by index."""
     D = np.zeros((X.shape[0], R.shape[0]))
-    for f in range(X.shape[1]):
-        D += (X[:, f, None] - R[None, :, f]) ** 2
+    with np.errstate(over="ignore"):  # rows of 1e200: their distances are infinite
+        for f in range(X.shape[1]):
+            D += (X[:, f, None] - R[None, :, f]) ** 2
     order = np.lexsort((np.broadcast_to(np.arange(R.shape[0]), D.shape), D), axis=1)[:, :k]
     return np.take_along_axis(D, order, axis=1), order
 
@@ -62,6 +63,19 @@ def test_differences_below_float32_resolution_are_ordered_exactly():
     expected_dist, expected_idx = numpy_nearest(x[None, :], R, 10)
     np.testing.assert_array_equal(idx, expected_idx)
     np.testing.assert_allclose(dist, expected_dist, rtol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1e20, 1e40, 1e200])
+def test_rows_beyond_float32_range_are_searched_exactly(scale):
+    """float32 products overflow (inf or NaN estimates): every such row stays a
+    candidate, so the search is the exact one instead of reading past its candidates."""
+    rng = np.random.default_rng(6)
+    R = rng.normal(size=(200, 8)) * scale
+    X = np.vstack([rng.normal(size=(5, 8)) * scale, rng.normal(size=(5, 8))])
+    dist, idx = ReferenceRows(R).nearest(X, 10, block_rows=3)
+    expected_dist, expected_idx = numpy_nearest(X, R, 10)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, expected_dist, rtol=1e-12)
 
 
 def test_a_row_gets_the_same_bits_in_any_batch_and_on_any_thread_count():

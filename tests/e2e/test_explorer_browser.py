@@ -194,21 +194,37 @@ class TestLiveRun:
     def test_frames_stream_and_pause_resume(self, live_run):
         nb = live_run
         ensure_running(nb)
-        # 500 points settle within seconds at thousands of iterations a second, after which
-        # frames keep coming but no pixel moves: a restart gives frames that must move.
+        # 500 points settle within seconds at thousands of iterations a second, and a
+        # restart (same seed) settles on the same picture again: on a busy machine before
+        # the browser's next screenshot. So the restart is checked in Python (a new run)
+        # and by frames streaming in, and the pixels on a change that stays.
+        click(nb, "pause")
+        wait_paused(nb)
+        frame, version = root_int(nb, "data-frame"), root_int(nb, "data-version")
+        old_run = nb.py_value("id(ex.run)")
+        click(nb, "restart")
+        nb.wait_py(f"ex.run is not None and id(ex.run) != {old_run}",
+                   what="a new run after clicking restart")
+        nb.wait_attr(ROOT, "data-frame", f"(v) => Number(v) >= {frame + 5}",
+                     what="five more frames drawn while the optimizer runs")
+        nb.wait_attr(ROOT, "data-version", f"(v) => Number(v) >= {version + 5}",
+                     what="five more position updates received from Python")
+
         click(nb, "pause")
         wait_paused(nb)
         plot = nb.locator(".nbembed-plot")
         plot.scroll_into_view_if_needed()
         first = plot.screenshot()
-        frame, version = root_int(nb, "data-frame"), root_int(nb, "data-version")
-        click(nb, "restart")
-        nb.wait_attr(ROOT, "data-frame", f"(v) => Number(v) >= {frame + 5}",
-                     what="five more frames drawn while the optimizer runs")
-        nb.wait_attr(ROOT, "data-version", f"(v) => Number(v) >= {version + 5}",
-                     what="five more position updates received from Python")
+        # A point pinned far outside the map widens the view: every pixel moves.
+        nb.py("_Y = ex.embedding\nex.pin([0], [_Y.max(axis=0) + (_Y.max(axis=0) - _Y.min(axis=0))])")
         second = plot.screenshot()
-        assert first != second, "the plot's pixels did not change between two frames"
+        for _ in range(100):  # until the frame with the pin is drawn
+            if second != first:
+                break
+            nb.page.wait_for_timeout(200)
+            second = plot.screenshot()
+        assert first != second, "the plot's pixels did not change after a point moved"
+        nb.py("ex.unpin()")
 
         click(nb, "pause")
         wait_paused(nb)

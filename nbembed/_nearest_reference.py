@@ -11,7 +11,8 @@ So the product only proposes. Each row's squared distances are estimated as
 reference mean (centring keeps the norms, and so the rounding, small), each
 with a bound on its error (:func:`error_bound_factors`). Every reference row
 whose lower bound is at most the k-th smallest upper bound could be among the
-k nearest, and the k nearest are all among them. For those candidates alone
+k nearest, and the k nearest are all among them; one pass over the row finds
+them, with a heap of the k smallest upper bounds seen so far. For those candidates alone
 the distance is summed again exactly as
 :func:`~nbembed._kernels.rows.cross_squared_distances` sums it (float64,
 feature by feature, in a fixed order), and the k smallest are kept, ties
@@ -107,40 +108,33 @@ class ReferenceRows:
 
 
 @njit(**JIT)
-def kth_smallest(values, k):
-    """The k-th smallest (from 0) of ``values``, which it reorders in place.
+def _heap_push(heap, size, value):
+    """Add ``value`` to the max-heap ``heap[:size]`` (which has room for it)."""
+    child = size
+    heap[child] = value
+    while child > 0:
+        parent = (child - 1) // 2
+        if heap[parent] >= heap[child]:
+            break
+        heap[parent], heap[child] = heap[child], heap[parent]
+        child = parent
 
-    Quickselect with Hoare's partition around the median of three: no copy,
-    where ``np.partition`` allocates one per call (a row of 10^5 reference
-    points is 0.8 MB, mapped and freed again for every new row).
-    """
-    lo, hi = 0, values.size - 1
-    while hi > lo:
-        mid = (lo + hi) // 2
-        if values[mid] < values[lo]:
-            values[mid], values[lo] = values[lo], values[mid]
-        if values[hi] < values[lo]:
-            values[hi], values[lo] = values[lo], values[hi]
-        if values[hi] < values[mid]:
-            values[hi], values[mid] = values[mid], values[hi]
-        pivot = values[mid]
-        i, j = lo, hi
-        while i <= j:
-            while values[i] < pivot:
-                i += 1
-            while values[j] > pivot:
-                j -= 1
-            if i <= j:
-                values[i], values[j] = values[j], values[i]
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            return values[k]
-    return values[k]
+
+@njit(**JIT)
+def _heap_replace_top(heap, size, value):
+    """Replace the largest of the max-heap ``heap[:size]`` by ``value``."""
+    heap[0] = value
+    parent = 0
+    while True:
+        child = 2 * parent + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] > heap[child]:
+            child += 1
+        if heap[parent] >= heap[child]:
+            break
+        heap[parent], heap[child] = heap[child], heap[parent]
+        parent = child
 
 
 @njit(**JIT_PARALLEL)
@@ -153,24 +147,37 @@ def _nearest_from_products(products, x_norms, r_norms, c1, c2, unbounded, X, Rt,
     n_features = Rt.shape[0]
     per_chunk = (m + n_chunks - 1) // n_chunks
     for chunk in prange(n_chunks):
-        upper = np.empty(n)
+        largest = np.empty(k)  # max-heap: the k smallest upper bounds so far
+        lower = np.empty(n)
         candidates = np.empty(n, dtype=np.int64)
         exact = np.empty(n)
         for i in range(chunk * per_chunk, min(m, (chunk + 1) * per_chunk)):
             count = 0
             if not unbounded[i]:
+                # One pass: the k-th smallest upper bound so far only falls, so a row
+                # whose lower bound exceeds it now can never be among the k nearest.
                 a = x_norms[i]
+                size = 0
                 for j in range(n):
                     b = r_norms[j]
                     estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
-                    upper[j] = estimate + c1 * a * b + c2 * (a + b) * (a + b)
-                threshold = kth_smallest(upper, k - 1)
-                for j in range(n):
-                    b = r_norms[j]
-                    estimate = a * a + b * b - 2.0 * np.float64(products[i, j])
-                    if estimate - (c1 * a * b + c2 * (a + b) * (a + b)) <= threshold:
+                    bound = c1 * a * b + c2 * (a + b) * (a + b)
+                    if size < k:
+                        _heap_push(largest, size, estimate + bound)
+                        size += 1
+                    elif estimate + bound < largest[0]:
+                        _heap_replace_top(largest, k, estimate + bound)
+                    if size < k or estimate - bound <= largest[0]:
                         candidates[count] = j
+                        lower[count] = estimate - bound
                         count += 1
+                threshold = largest[0]
+                kept = 0
+                for c in range(count):
+                    if lower[c] <= threshold:
+                        candidates[kept] = candidates[c]
+                        kept += 1
+                count = kept
             if count < k:  # unbounded (or, were the bounds ever wrong, at least exact)
                 for j in range(n):
                     candidates[j] = j

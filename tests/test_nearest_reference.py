@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nbembed import _nearest_reference as nearest_reference
-from nbembed._nearest_reference import ReferenceRows, error_bound_factors, kth_smallest
+from nbembed._nearest_reference import ReferenceRows, error_bound_factors
 
 
 def numpy_nearest(X, R, k):
@@ -116,15 +116,6 @@ def test_the_error_bound_holds_for_every_pair():
         for f in range(n_features):
             direct += (X[:, f, None] - R[None, :, f]) ** 2
         assert np.all(np.abs(estimate - direct) <= c1 * a * b + c2 * (a + b) ** 2)
-
-
-def test_kth_smallest_equals_numpys_partition():
-    rng = np.random.default_rng(7)
-    for values in (rng.normal(size=1001), rng.integers(0, 4, size=500).astype(float),
-                   np.ones(64), np.arange(300.0)[::-1], np.array([2.0]),
-                   np.repeat(rng.normal(size=30), 7)):
-        for k in sorted({0, min(1, len(values) - 1), len(values) // 2, len(values) - 1}):
-            assert kth_smallest(values.copy(), k) == np.partition(values, k)[k]
 
 
 def test_the_transform_of_dense_euclidean_rows_uses_it(monkeypatch):

@@ -82,9 +82,9 @@ REACH_NEIGHBORS = 15
 REACH_SAMPLE = 500
 #: Fewest reference points for which ``placement="auto"`` reads the repulsion off a
 #: grid (where the map allows it: two dimensions, alpha > 0, tradeoff 1). Measured
-#: (benchmarks/bench_placement_scale.py grid, 50-D mixture): the grid places 1000 rows
-#: 4x to 8x faster from 10^3 to 10^5 reference points, and building it takes 0.2 to
-#: 0.7 s, which at 10^4 points is paid back after about 700 rows.
+#: (benchmarks/bench_placement_scale.py grid, 50-D mixture): the grid places rows
+#: 5x to 25x faster from 10^3 to 10^5 reference points, and building it takes 0.2 to
+#: 0.7 s, which at 10^4 points is paid back after about 800 rows.
 GRID_PLACEMENT_MIN_REFERENCE = 10_000
 PLACEMENTS = ("auto", "exact", "grid")
 

@@ -183,9 +183,9 @@ class ReferenceField:
             spectra, kernel_spectra, [(0, KERNEL_H), (0, KERNEL_HS), (1, KERNEL_HS),
                                       (2, KERNEL_HS)], 1))
 
-    def clamp(self, Yt):
-        """``Yt`` (2, m) moved to the nearest points of the box (a copy)."""
-        return np.clip(Yt, self.low[:, None], self.high[:, None])
+    def clamp(self, Yt, out=None):
+        """``Yt`` (2, m) moved to the nearest points of the box (into ``out`` if given)."""
+        return np.clip(Yt, self.low[:, None], self.high[:, None], out=out)
 
     def sums(self, Yt):
         """Z and F at positions ``Yt`` (2, m) inside the box.
@@ -226,7 +226,7 @@ class GridPlacementObjective(PlacementObjective):
     def project(self, Yt):
         """Keep positions ``Yt`` (2, m) inside the field's box, in place: outside it the
         grid knows no repulsion, and the box is where a placed point ends anyway."""
-        np.clip(Yt, self.field.low[:, None], self.field.high[:, None], out=Yt)
+        self.field.clamp(Yt, out=Yt)
 
     def point_costs(self, Yt, grad, active=None):
         m = self.n_points

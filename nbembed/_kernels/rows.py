@@ -53,3 +53,25 @@ def add_squared_differences(a, values, out):
     for j in range(values.shape[0]):
         diff = a - values[j]
         out[j] += diff * diff
+
+
+@njit(**JIT_PARALLEL)
+def project_rows(X, shift, Ct, out):
+    """out[i] = (x_i - shift) @ Ct for rows x_i of ``X`` (m, D), ``shift`` (D,), ``Ct`` (D, r).
+
+    Each output row is summed over the D inputs in order, so it depends on its
+    own row alone (a matrix product's blocking, and with it its rounding,
+    changes with m and the number of threads).
+    """
+    for i in prange(X.shape[0]):
+        row = out[i]
+        row[:] = 0.0
+        for f in range(Ct.shape[0]):
+            add_scaled(X[i, f] - shift[f], Ct[f], row)
+
+
+@njit(**JIT)
+def add_scaled(a, values, out):
+    """out[j] += a * values[j] for every j, vectorized over j."""
+    for j in range(values.shape[0]):
+        out[j] += a * values[j]

@@ -34,6 +34,7 @@ import numpy as np
 from .. import _config
 from .._estimator import check_is_fitted
 from .._kernels import parametric as kernels
+from .._row_products import project
 from .._validation import check_data, check_new_data, check_number, check_option, \
     check_random_state
 from ..objectives.parametric import ETA_PHI, ETA_R, MAX_NEWTON, NEWTON_TOL, ParametricObjective
@@ -491,7 +492,7 @@ class ParametricEmbedding(EmbeddingEstimator):
                              f"fit).")
         P = check_posteriors(P, normalize=self.normalize)
         Phi = self.class_embedding_
-        R = np.ascontiguousarray(P @ Phi)
+        R = project(P, Phi.T)  # the start; row by row, so no row depends on the others
         with _config.KERNEL_LOCK:
             kernels.solve(P, R, Phi, np.log(self.priors_), self.eta_r_, NEWTON_TOL, MAX_NEWTON)
         return R

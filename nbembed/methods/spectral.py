@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._estimator import check_is_fitted
+from .._row_products import project
 from .._validation import check_data, check_new_data, check_number, check_option
 from ..affinity import knn_graphs
 from ..spectral import costs, selection, solver
@@ -392,11 +393,13 @@ class SpectralSSDR(EmbeddingEstimator):
         else:
             check_new_data(X)
         X = validate_data(self, X, reset=False, dtype=np.float64, accept_sparse="csr")
+        # Row by row (nbembed._row_products): a row's projection does not depend on
+        # the rows with it, so chunks of a large array can be projected separately.
         if self.kernel_pca_ is not None:
-            return (self.kernel_pca_.transform(X) - self.mean_) @ self.components_.T
-        if sp.issparse(X):  # X - mean would be dense
-            return X @ self.components_.T - self.mean_ @ self.components_.T
-        return (X - self.mean_) @ self.components_.T
+            return project(self.kernel_pca_.transform(X), self.components_, self.mean_)
+        if sp.issparse(X):  # X - mean would be dense; sparse products go row by row
+            return X @ self.components_.T - project(self.mean_[None, :], self.components_)
+        return project(X, self.components_, self.mean_)
 
     def as_init(self, X=None, n_components=None):
         """Coordinates to start an SNE-family method from, e.g. ``HSSNE.fit(X, init=...)``.

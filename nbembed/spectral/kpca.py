@@ -17,6 +17,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._row_products import project, squared_distances
 from .._validation import check_dense_allowed, check_option
 
 KERNELS = ("rbf", "poly", "linear")
@@ -102,10 +103,31 @@ class KernelPCAMap:
         return V[:, keep] * np.sqrt(self.eigenvalues_)
 
     def transform(self, X):
-        """Kernel PCA coordinates of new points, shape (len(X), m)."""
-        K = self._kernel(X, self.X_fit_)
+        """Kernel PCA coordinates of new points, shape (len(X), m).
+
+        Each row's coordinates depend on that row alone: a named kernel of dense
+        rows is summed over the features in a fixed order, and so is the
+        projection (see :mod:`nbembed._row_products`).
+        """
+        K = self._kernel_rows(X)
         Kc = K - self.column_means_[None, :] - K.mean(axis=1, keepdims=True) + self.total_mean_
-        return Kc @ self._projection
+        return project(Kc, self._projection.T)
+
+    def _kernel_rows(self, X):
+        """The kernel of new rows and the training points, row by row where it can be."""
+        if callable(self.kernel) or sp.issparse(X) or sp.issparse(self.X_fit_):
+            return self._kernel(X, self.X_fit_)  # sparse products already go row by row
+        if self.kernel == "rbf":
+            K = squared_distances(X, self.X_fit_)
+            K *= -self.params_["gamma"]
+            return np.exp(K, out=K)
+        K = project(X, self.X_fit_)
+        if self.kernel == "poly":  # scikit-learn's defaults where a parameter is not given
+            gamma = self.params_.get("gamma")
+            K *= 1.0 / X.shape[1] if gamma is None else gamma
+            K += self.params_.get("coef0", 1)
+            K **= self.params_.get("degree", 3)
+        return K
 
 
 def check_kernel_params(kernel, kernel_params):

@@ -2,7 +2,8 @@
 
 :func:`transform`, :func:`predict`, :func:`predict_proba` and
 :func:`far_from_training` take a fitted estimator (HSSNE, SNE, NeRV, SNeRV,
-Mbed) or its :class:`~nbembed.fitted_map.FittedMap` and a dask array (or a
+Mbed; :func:`transform` also SpectralSSDR and ParametricEmbedding) or its
+fitted map (:func:`~nbembed.fitted_map.fitted_map`) and a dask array (or a
 dask DataFrame of numeric columns) and return a lazy dask collection with one
 row per input row; :func:`memberships_at` classifies positions that
 :func:`transform` returned, without placing the rows again. Each chunk is placed by the map alone, so the result equals
@@ -34,7 +35,8 @@ import importlib
 import numpy as np
 
 from ._validation import check_column_names
-from .fitted_map import FittedMap, fitted_map
+from ._map_base import MapBase
+from .fitted_map import fitted_map
 
 #: The dtype of what each function returns.
 OUTPUTS = dict(transform=np.float64, predict_proba=np.float64, predict=np.intp,
@@ -46,7 +48,7 @@ def transform(model, X):
 
     Parameters
     ----------
-    model : FittedMap or fitted HSSNE, SNE, NeRV, SNeRV or Mbed
+    model : fitted map or fitted HSSNE, SNE, NeRV, SNeRV, Mbed, SpectralSSDR or ParametricEmbedding
         An estimator is turned into its map once
         (:func:`~nbembed.fitted_map.fitted_map`); make the map yourself to
         choose the placement's ``perplexity`` or to reuse it.
@@ -142,10 +144,14 @@ def _dask():
 
 
 def _as_map(model, method):
-    placer = model if isinstance(model, FittedMap) else fitted_map(model)
+    placer = model if isinstance(model, MapBase) else fitted_map(model)
     if method in ("predict", "predict_proba", "memberships_at") and placer.n_classes is None:
         raise ValueError(f"The fitted map of {placer.method} places points but does not "
                          f"classify them: {method} needs Mbed. Use nbembed.dask.transform.")
+    if not hasattr(placer, method):
+        raise ValueError(f"The fitted map of {placer.method} measures no distance to the "
+                         f"training points: {method} needs the map of a neighbour embedding "
+                         f"(HSSNE, SNE, NeRV, SNeRV or Mbed).")
     return placer
 
 
@@ -175,14 +181,6 @@ def _is_dask_dataframe(X):
     return module.startswith("dask.dataframe") or module.startswith("dask_expr")
 
 
-def _check_width(placer, width, what):
-    if width != placer.n_features_in_:
-        kind = (" (the dissimilarities to the training points)"
-                if placer.metric == "precomputed" else "")
-        raise ValueError(f"X has {width} {what}, but the fitted map of {placer.method} is "
-                         f"expecting {placer.n_features_in_} features as input{kind}.")
-
-
 def _apply_to_array(placer, shared, X, method):
     import dask.array as da
 
@@ -195,7 +193,7 @@ def _apply_to_array(placer, shared, X, method):
                              f"{placer.n_components} dimensions: pass the positions that "
                              f"nbembed.dask.transform returns.")
     elif not np.isnan(X.shape[1]):
-        _check_width(placer, X.shape[1], "columns")
+        placer._check_width(X.shape[1], "columns")
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})  # a row is placed from all its features at once
     dtype = OUTPUTS[method]
@@ -247,7 +245,7 @@ def _apply_to_frame(placer, shared, X, method):
                         f"{' ...' if len(wrong) > 10 else ''}: every column must hold numbers. "
                         f"Select the numeric ones first, X[[...]].")
     check_column_names(placer, X._meta, owner=f"The fitted map of {placer.method}")
-    _check_width(placer, len(X.columns), "columns")
+    placer._check_width(len(X.columns), "columns")
     columns = _output_columns(placer, method)
     index = X._meta.index
     dtype = OUTPUTS[method]

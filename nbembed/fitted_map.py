@@ -7,7 +7,10 @@ calibration of new points' neighbourhoods (perplexity or Mbed's width sigma,
 the output kernel) and, for Mbed, the class directions and the lambda of the
 selected annealing step. It carries none of the fit's history, affinities or
 optimizer state, and leaves out of its pickle the transposed copy of the
-training data that the neighbour search builds on first use.
+training data that the neighbour search builds on first use. For SpectralSSDR
+(and its presets) and ParametricEmbedding, which place a row by a formula of
+that row, it returns a :class:`ProjectionMap`: the estimator without its
+training embedding and history.
 
 Placing a chunk of rows is pure: every row's position depends on the map and
 that row alone (its neighbours among the training points, its start at their
@@ -32,19 +35,15 @@ Examples
 from __future__ import annotations
 
 import copy
-import hashlib
-import pickle
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _config
-from ._validation import check_column_names
 from ._kernels.rows import cross_squared_distances
+from ._map_base import STATE_VERSION, MapBase  # noqa: F401 (STATE_VERSION: the layout)
 from .methods._new_points import NewPoints, check_new_points, check_placement_perplexity
 
-#: Version of the pickled state; a map pickled with another layout is refused.
-STATE_VERSION = 1
 #: Dense metrics whose scikit-learn distances come from a matrix product, which rounds
 #: a row differently with the number of rows: the map computes them row by row.
 ROW_BY_ROW_METRICS = ("cosine", "l2")
@@ -92,7 +91,7 @@ def _row_by_row_input(X, unit):
     return X
 
 
-class FittedMap:
+class FittedMap(MapBase):
     """Places new rows against a fitted embedding; made by :func:`fitted_map`.
 
     Every row is placed independently of the others. The output for a chunk
@@ -138,9 +137,9 @@ class FittedMap:
         keeps = getattr(type(estimator), "_keep_for_new_points", None)
         if not isinstance(estimator, EmbeddingEstimator) or \
                 keeps is EmbeddingEstimator._keep_for_new_points:
-            raise TypeError(f"fitted_map takes a fitted HSSNE, SNE, NeRV, SNeRV or Mbed; got "
-                            f"{type(estimator).__name__}. Other estimators place new points "
-                            f"with their own transform.")
+            raise TypeError(f"fitted_map takes a fitted HSSNE, SNE, NeRV, SNeRV, Mbed, "
+                            f"SpectralSSDR or ParametricEmbedding; got "
+                            f"{type(estimator).__name__}.")
         placer = estimator._fitted_placement()
         placer = check_placement_perplexity(placer, perplexity, estimator)
         state = {k: v for k, v in placer.__dict__.items() if k not in CACHES}
@@ -184,11 +183,6 @@ class FittedMap:
         """The fitted positions of the training points, (n_reference, n_components)."""
         return self._placer.embedding
 
-    def get_feature_names_out(self, input_features=None):
-        """Names of the output columns, as the estimator's: ``<method in lower case><i>``."""
-        prefix = self.method.lower()
-        return np.asarray([f"{prefix}{i}" for i in range(self.n_components)], dtype=object)
-
     def __repr__(self):
         classes = "" if self.n_classes is None else f", n_classes={self.n_classes}"
         return (f"FittedMap(method={self.method!r}, n_reference={self.n_reference}, "
@@ -198,17 +192,9 @@ class FittedMap:
     # -- placing rows ----------------------------------------------------------------------
     def _check(self, X):
         """``X`` validated as the estimator's ``transform`` does, or None for no rows."""
-        check_column_names(self, X, owner=f"The fitted map of {self.method}")
-        shape = X.shape if sp.issparse(X) else np.shape(X)
-        if len(shape) == 2:
-            if shape[1] != self.n_features_in_:
-                what = (" (the dissimilarities to the training points)"
-                        if self.metric == "precomputed" else "")
-                raise ValueError(f"X has {shape[1]} features, but the fitted map of "
-                                 f"{self.method} is expecting {self.n_features_in_} features "
-                                 f"as input{what}.")
-            if shape[0] == 0:
-                return None
+        shape = self._check_columns(X)
+        if len(shape) == 2 and shape[0] == 0:
+            return None
         return check_new_points(self, X)
 
     def transform(self, X):
@@ -268,11 +254,6 @@ class FittedMap:
         dist, _ = self._placer.neighbours(X)
         return self._placer._nearest_distances(X, dist) > reach
 
-    def _check_classifies(self, what):
-        if self._directions is None:
-            raise ValueError(f"The fitted map of {self.method} places points but does not "
-                             f"classify them: {what} needs a map of Mbed. Use transform.")
-
     def memberships_at(self, Y):
         """Class memberships softmax_k(<w_k, y> / lambda) of positions ``Y`` (n, n_components).
 
@@ -321,49 +302,109 @@ class FittedMap:
 
     # -- pickling --------------------------------------------------------------------------
     def __getstate__(self):
+        state = super().__getstate__()
         placer = copy.copy(self._placer)
         # The transposed training data the dense neighbour search builds on first use: as
         # large as the data, and rebuilt on the worker's first chunk.
         for name in CACHES:
             placer.__dict__.pop(name, None)
-        state = dict(self.__dict__, _placer=placer)
-        state.pop("_token", None)
-        state["state_version"] = STATE_VERSION
+        state["_placer"] = placer
         return state
 
-    def __setstate__(self, state):
-        state = dict(state)
-        version = state.pop("state_version", None)
-        if version != STATE_VERSION:
-            raise ValueError(f"This fitted map was pickled in layout {version!r}, but this "
-                             f"nbembed reads layout {STATE_VERSION}: make the map again with "
-                             f"nbembed.fitted_map.fitted_map(estimator), and install the same "
-                             f"nbembed everywhere the map is used.")
-        self.__dict__.update(state)
 
-    def __dask_tokenize__(self):
-        """A name for the map's content: Dask gives equal maps one key."""
-        token = getattr(self, "_token", None)
-        if token is None:
-            token = hashlib.sha256(pickle.dumps(self, protocol=5)).hexdigest()
-            self._token = token
-        return token
+class ProjectionMap(MapBase):
+    """Places new rows by a formula of each row: the map of SpectralSSDR and of
+    Parametric Embedding; made by :func:`fitted_map`.
+
+    SpectralSSDR projects a row, A (phi(x) - mean) with phi its kernel PCA map
+    or the identity; Parametric Embedding places an object's posteriors by
+    Newton's method against the fixed class positions. Both are sums over
+    the row's own features in a fixed order, so a row's output depends on that
+    row alone and equals the estimator's ``transform`` bit for bit. The map
+    holds the estimator without what its fit kept for inspection (the training
+    embedding, the history, the parameter search).
+
+    Attributes
+    ----------
+    method : str
+        Name of the estimator's class.
+    n_features_in_ : int
+        Columns a chunk must have (Parametric Embedding: one per class).
+    accepts_sparse : bool
+        Whether chunks may be scipy.sparse matrices (SpectralSSDR).
+    feature_names_in_ : ndarray of str
+        The column names of the DataFrame the estimator was fitted on (only
+        then).
+    """
+
+    #: What the fit keeps that placing rows does not need.
+    LEFT_OUT = ("embedding_", "history_", "selection_results_", "membership_")
+
+    def __init__(self, estimator):
+        from .methods.spectral import SpectralSSDR
+
+        self.method = type(estimator).__name__
+        estimator = copy.copy(estimator)
+        for name in self.LEFT_OUT:
+            estimator.__dict__.pop(name, None)
+        self._estimator = estimator
+        self.n_features_in_ = int(estimator.n_features_in_)
+        self.accepts_sparse = isinstance(estimator, SpectralSSDR)
+        names = getattr(estimator, "feature_names_in_", None)
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+
+    @property
+    def n_components(self):
+        """Dimension of the output (int)."""
+        return self._estimator._n_features_out
+
+    def __repr__(self):
+        return (f"ProjectionMap(method={self.method!r}, n_features_in_={self.n_features_in_}, "
+                f"n_components={self.n_components})")
+
+    def transform(self, X):
+        """Positions of new rows, as the estimator's ``transform``.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix (n_rows, n_features)
+            New rows (Parametric Embedding: their class posteriors). No rows
+            give an empty result.
+
+        Returns
+        -------
+        ndarray (n_rows, n_components)
+
+        Raises
+        ------
+        ValueError
+            For a wrong number of columns, NaN or infinity, or (Parametric
+            Embedding) rows that are not posteriors.
+        """
+        shape = self._check_columns(X)
+        if len(shape) == 2 and shape[0] == 0:
+            return np.empty((0, self.n_components))
+        return self._estimator.transform(X)
 
 
 def fitted_map(estimator, *, perplexity=None):
-    """The :class:`FittedMap` of a fitted estimator: what placing new points needs.
+    """The fitted map of a fitted estimator: what placing new points needs.
 
     Parameters
     ----------
-    estimator : HSSNE, SNE, NeRV, SNeRV or Mbed
-        Fitted (on data, or on dissimilarities with ``metric="precomputed"``).
+    estimator : HSSNE, SNE, NeRV, SNeRV, Mbed, SpectralSSDR (or a preset of it) or ParametricEmbedding
+        Fitted (the neighbour embeddings on data, or on dissimilarities with
+        ``metric="precomputed"``).
     perplexity : float, optional
         Perplexity of the new points' neighbourhoods, as in the estimator's
-        ``transform(X, perplexity=...)``; by default the estimator's.
+        ``transform(X, perplexity=...)``; by default the estimator's. Only for
+        the neighbour embeddings.
 
     Returns
     -------
-    FittedMap
+    FittedMap or ProjectionMap
+        A :class:`ProjectionMap` for SpectralSSDR and ParametricEmbedding.
 
     Raises
     ------
@@ -375,4 +416,14 @@ def fitted_map(estimator, *, perplexity=None):
         For a fit on precomputed affinities, or a perplexity Mbed does not
         take or out of range.
     """
-    return FittedMap.from_estimator(estimator, perplexity=perplexity)
+    from ._estimator import check_is_fitted
+    from .methods.parametric import ParametricEmbedding
+    from .methods.spectral import SpectralSSDR
+
+    if not isinstance(estimator, (SpectralSSDR, ParametricEmbedding)):
+        return FittedMap.from_estimator(estimator, perplexity=perplexity)
+    check_is_fitted(estimator, "embedding_")
+    if perplexity is not None:
+        raise ValueError(f"{type(estimator).__name__} places new points by a projection, "
+                         f"without neighbourhoods: fitted_map takes no perplexity for it.")
+    return ProjectionMap(estimator)

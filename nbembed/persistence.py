@@ -25,7 +25,7 @@ See docs/saving.md.
 from __future__ import annotations
 
 from .affinity.learning_metric import LearningMetric
-from .fitted_map import FittedMap, _RowByRowPlacement
+from .fitted_map import FittedMap, ProjectionMap, _RowByRowPlacement
 from .methods._new_points import NewPoints
 from .methods.nerv_run import SupervisedDistances
 from .methods.registry import REGISTRY
@@ -35,9 +35,9 @@ from .spectral.kpca import KernelPCAMap
 #: The objects a fitted estimator holds besides arrays: what ``transform`` places
 #: new points with (and SNeRV's learned distances for it), the timings of a fit,
 #: the kernel PCA map of a kernelized spectral method and SNeRV's fitted metric;
-#: and a fitted map (:func:`nbembed.fitted_map.fitted_map`) with its placement.
+#: and the fitted maps (:func:`nbembed.fitted_map.fitted_map`) with their placement.
 _FITTED_PARTS = (NewPoints, SupervisedDistances, FitTimings, KernelPCAMap, LearningMetric,
-                 FittedMap, _RowByRowPlacement)
+                 FittedMap, ProjectionMap, _RowByRowPlacement)
 
 
 def _sparse_types():

@@ -12,7 +12,7 @@ da = pytest.importorskip("dask.array")
 from _placement import digits, hssne, mbed  # noqa: E402, F401
 
 import nbembed.dask as nbdask  # noqa: E402
-from nbembed import HSSNE  # noqa: E402
+from nbembed import HSSNE, ParametricEmbedding, SpectralSSDR  # noqa: E402
 from nbembed.fitted_map import FittedMap, fitted_map  # noqa: E402
 
 
@@ -210,3 +210,23 @@ def test_sparse_chunks(client, digits):
     rows = da.from_array(X_new[:100], chunks=30).map_blocks(sparse.csr_matrix, dtype=float)
     assert np.array_equal(client.compute(nbdask.transform(model, rows)).result(),
                           model.transform(sparse.csr_matrix(X_new[:100])))
+
+
+def test_spectral_and_parametric_maps_place_on_the_cluster(client, digits):
+    X, y, X_new = digits
+    partial = np.full(len(y), -1)
+    for c in range(10):
+        partial[np.flatnonzero(y == c)[:4]] = c
+    spectral = SpectralSSDR(n_components=3, kernel="rbf").fit(X, partial)
+    Y = nbdask.transform(spectral, da.from_array(X_new, chunks=70))
+    assert Y.chunks == ((70, 70, 70, 30), (3,))
+    assert np.array_equal(client.compute(Y).result(), spectral.transform(X_new))
+    rng = np.random.default_rng(5)
+    P, P_new = rng.dirichlet(np.full(4, 0.5), size=150), rng.dirichlet(np.full(4, 0.5), size=80)
+    pe = ParametricEmbedding(random_state=0).fit(P)
+    Y = nbdask.transform(fitted_map(pe), da.from_array(P_new, chunks=((5, 0, 75), (4,))))
+    assert np.array_equal(client.compute(Y).result(), pe.transform(P_new))
+    with pytest.raises(ValueError, match="measures no distance to the training points"):
+        nbdask.far_from_training(spectral, da.from_array(X_new, chunks=70))
+    with pytest.raises(ValueError, match="does not classify"):
+        nbdask.predict(pe, da.from_array(P_new, chunks=70))

@@ -228,7 +228,7 @@ def test_estimators_without_a_map_are_refused(digits):
     affinities = HSSNE(affinity="precomputed", perplexity=5, max_iter=30, random_state=0).fit(A)
     with pytest.raises(ValueError, match="affinity='precomputed'"):
         fitted_map(affinities)
-    with pytest.raises(TypeError, match="fitted_map takes a fitted HSSNE"):
+    with pytest.raises(NotFittedError):
         fitted_map(SpectralSSDR())
     with pytest.raises(TypeError, match="fitted_map takes a fitted HSSNE"):
         fitted_map(X)

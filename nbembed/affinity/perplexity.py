@@ -339,9 +339,11 @@ def symmetrize(P):
     S = P + P.T
     if sp.issparse(S):
         S = sp.csr_matrix(S)
+        S.data /= S.data.sum()
+        # After the division: a conditional probability that is subnormal (a far
+        # neighbour of a tight cluster) rounds to zero in it.
         S.eliminate_zeros()
         S.sort_indices()
-        S.data /= S.data.sum()
         return S
     S /= S.sum()
     return S

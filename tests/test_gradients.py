@@ -107,3 +107,20 @@ def test_sne_gradient_by_finite_differences(rng, d):
     numeric = finite_difference(lambda Z: _cost(objective, Z), Y)
     np.testing.assert_allclose(_gradient(objective, Y), numeric, rtol=1e-5, atol=1e-8)
     assert _cost(objective, Y) == pytest.approx(ref.sne_cost(Pc, Y), rel=1e-12)
+
+
+def test_stored_zeros_of_a_sparse_p_add_nothing_to_the_cost(rng):
+    """0 log 0 = 0: an affinity stored as an explicit zero (one that underflowed)
+    leaves the cost finite and as without it."""
+    n = 30
+    P = ref.joint_probabilities(rng.normal(size=(n, 4)), 6.0)
+    P[P < np.quantile(P, 0.6)] = 0
+    P = sp.csr_matrix(P / P.sum())
+    with_zeros = P.copy()
+    with_zeros.data[:4] = 0.0  # stored, but zero
+    without = with_zeros.copy()
+    without.eliminate_zeros()
+    Yt = np.ascontiguousarray(rng.normal(size=(n, 2)).T)
+    costs = [HSSNEObjective(Q, None, n_components=2, alpha=1.0, rho=0.0).value(Yt)
+             for Q in (with_zeros, without)]
+    assert np.isfinite(costs[0]) and costs[0] == pytest.approx(costs[1], rel=1e-12)

@@ -133,8 +133,11 @@ class LocalOrder(NamedTuple):
 
 
 def _p_log_p(P):
+    """sum p log p over the entries of P, with 0 log 0 = 0."""
     if sp.issparse(P):
-        return float(np.sum(P.data * np.log(P.data)))
+        # Stored entries can be zero: affinities that underflowed, or links taken away.
+        data = P.data[P.data > 0]
+        return float(np.sum(data * np.log(data)))
     return kernels.dense_p_log_p(P)
 
 

@@ -234,8 +234,12 @@ def part_dask(args):
     print(f"scaling from one worker to two on the first {args.scaling_rows:,} rows: "
           f"{one / two:.2f}x (2 is linear)\n")
     per_core = results[2][1] / results[2][2] / 2
-    table(["workers (1 core each)", "estimated hours for 10^8 rows"],
-          [[w, f"{1e8 / (per_core * w) / 3600:.1f}"] for w in (2, 16, 64, 256)])
+    table(["workers (1 core each)", "estimated time for 10^8 rows"],
+          [[w, _duration(1e8 / (per_core * w))] for w in (2, 16, 64, 256)])
+
+
+def _duration(seconds):
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
 
 def main(argv=None):

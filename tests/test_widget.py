@@ -5,6 +5,7 @@ The widget needs its JavaScript bundle; the ``bundle`` fixture builds it once
 with npm when it is missing and skips the widget tests when npm is absent.
 """
 
+import dataclasses
 import logging
 import math
 import pathlib
@@ -459,6 +460,66 @@ def test_a_frame_is_one_message_with_all_its_traits(make_explorer):
     assert len(updates) == 1
     assert {"_positions", "iteration"} <= set(updates[0]["state"]) | \
         {p[0] for p in updates[0]["buffer_paths"]}
+
+
+def _hold_first_encoding(monkeypatch):
+    """Make the first frame's encoding wait until released; return (started, release)."""
+    from nbembed.widget import frames
+
+    started, release = threading.Event(), threading.Event()
+    encode, calls = frames._encode_frame, []
+
+    def held(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            started.set()
+            assert release.wait(30), "the encoding was never released"
+        return encode(*args)
+
+    monkeypatch.setattr(frames, "_encode_frame", held)
+    return started, release
+
+
+def test_browser_messages_do_not_wait_for_a_frame_being_encoded(make_explorer, monkeypatch):
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    sent = ex.frames_sent
+    started, release = _hold_first_encoding(monkeypatch)
+    publisher = threading.Thread(target=ex._publish)
+    publisher.start()
+    try:
+        assert started.wait(30)
+        # What a message from the browser takes, while the frame is being encoded.
+        assert ex._sync_lock.acquire(timeout=10)
+        ex._sync_lock.release()
+    finally:
+        release.set()
+        publisher.join(30)
+    assert ex.frames_sent == sent + 1 and ex.frame_id == ex.frames_sent
+
+
+def test_a_frame_overtaken_while_it_is_encoded_is_dropped(make_explorer, monkeypatch):
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    sent, old = ex.frames_sent, ex._snapshot
+    started, release = _hold_first_encoding(monkeypatch)
+    publisher = threading.Thread(target=ex._publish)
+    publisher.start()
+    try:
+        assert started.wait(30)
+        ex._snapshot = dataclasses.replace(old, embedding=old.embedding * 2.0,
+                                           iteration=old.iteration + 7)
+        ex._publish()  # begun later, sent first
+        assert ex.frames_sent == sent + 1 and ex.iteration == old.iteration + 7
+        shown = ex._positions
+    finally:
+        release.set()
+        publisher.join(30)
+    # The older frame, finished last, did not overwrite the newer one.
+    assert ex.frames_sent == sent + 1 and ex._positions == shown
+    assert ex.iteration == old.iteration + 7
 
 
 # --------------------------------------------------------------------------- worker

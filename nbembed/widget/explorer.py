@@ -260,6 +260,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self._frame_bytes = None  # bytes of the last frame sent (FrameStream)
         self._display_maps = {}
         self.frames_sent = 0
+        self._frames_begun = 0  # frames whose encoding began: only the last one is sent
         self.skipped_frames = 0
         self._labels = None
         self._refresh_labels()

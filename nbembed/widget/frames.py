@@ -18,6 +18,13 @@ anchors); ``_codes``, one uint16 colour code per point then per anchor;
 ``palette``, ``legend``, ``legend_continuous``, ``view_note``, ``iteration``
 and ``cost``. A snapshot with NaN or infinity is never sent (it counts in
 ``skipped_frames``).
+
+Threads: the Explorer's worker thread reports steps and statuses; the kernel's
+main thread runs the browser's messages and the user's calls (``view``,
+``color_by``, :meth:`FrameStream.color_by_values`). Both publish frames. The
+snapshot, the view, the colourings and the traits belong to ``_sync_lock``;
+a frame is read under it, encoded outside it, and sent under it again (see
+:meth:`FrameStream._publish`).
 """
 
 from __future__ import annotations
@@ -158,26 +165,35 @@ class FrameStream(traitlets.HasTraits):
         return max(1.0 / self.frame_rate, payload / MAX_STREAM_BYTES_PER_SECOND)
 
     def _publish(self):
-        """Send the last snapshot in the current view and colouring."""
+        """Send the last snapshot in the current view and colouring.
+
+        What to draw (the snapshot in the view, its colours) is read under
+        ``_sync_lock``; the encoding, which with many points takes most of the
+        time, runs outside it, so that a message from the browser waits at most
+        for the traits to be set. Of frames encoded at the same time only the one
+        begun last goes out: an older one, overtaken while it was encoded, is
+        dropped, as is one whose snapshot was replaced or cleared meanwhile.
+        """
         with self._sync_lock:
             snap = self._snapshot
             if snap is None:
                 return
             points, anchors = self._plane(snap.embedding, self._labels, snap.anchors)
-            display_map = DisplayMap(self._plane.plane, *normalization(points, anchors))
-            points, anchors = normalize(points, anchors, dtype=np.float64)
-            try:
-                positions = encode_positions(points)
-            except ValueError:
-                # Finite embeddings near the float64 limit can overflow in the view.
+            plane, note = self._plane.plane, self._plane.note
+            coloring = self._coloring(snap)
+            self._frames_begun += 1
+            ticket = self._frames_begun
+        encoded = _encode_frame(points, anchors, coloring)
+        with self._sync_lock:
+            if ticket != self._frames_begun or self._snapshot is not snap:
+                return
+            if encoded is None:  # finite embeddings near the float64 limit can overflow
                 self.skipped_frames += 1
                 return
+            center, scale, positions, anchors, codes = encoded
             frame = self.frames_sent + 1
-            self._display_maps[frame] = display_map
+            self._display_maps[frame] = DisplayMap(plane, center, scale)
             self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
-            coloring = self._coloring(snap)
-            anchors = b"" if anchors is None else encode(anchors, FLOAT32)
-            codes = encode(coloring.codes, UINT16)
             # A trait goes to the browser only when its value changed: the
             # colours, and often the anchors, stay as they were.
             self._frame_bytes = sum(len(new) for new, old in ((positions, self._positions),
@@ -192,7 +208,7 @@ class FrameStream(traitlets.HasTraits):
                 self.palette = coloring.palette
                 self.legend = coloring.legend
                 self.legend_continuous = coloring.continuous
-                self.view_note = self._plane.note
+                self.view_note = note
                 self.iteration = snap.iteration
                 self.cost = snap.cost
             self.frames_sent += 1
@@ -306,3 +322,16 @@ class FrameStream(traitlets.HasTraits):
             if change["name"] == "view":
                 self._plane = PlaneView(change["new"])
             self._publish()
+
+
+def _encode_frame(points, anchors, coloring):
+    """A frame's bytes: (centre, scale, positions, anchors, colour codes) of 2-D
+    ``points`` and ``anchors`` in the view, or None where the positions overflow."""
+    center, scale = normalization(points, anchors)
+    points, anchors = normalize(points, anchors, dtype=np.float64)
+    try:
+        positions = encode_positions(points)
+    except ValueError:
+        return None
+    anchors = b"" if anchors is None else encode(anchors, FLOAT32)
+    return center, scale, positions, anchors, encode(coloring.codes, UINT16)

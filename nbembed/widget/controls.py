@@ -5,6 +5,10 @@ supports: a slider per live parameter (:func:`param_spec`), the annotation
 modes it uses and the colour options. Slider values from the browser are
 checked as the run will check them before any reaches the worker; values the
 run reports back are shown without being sent to it again.
+
+Threads: slider values arrive on the kernel's main thread; the worker thread
+adopts a new run and shows the parameters in effect after its steps. Both set
+the traits under the Explorer's ``_sync_lock``.
 """
 
 from __future__ import annotations

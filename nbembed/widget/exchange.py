@@ -11,6 +11,10 @@ The pinned points travel in the same file: the key ``pinned`` holds their
 indices and positions in embedding coordinates (absent when none is pinned;
 :meth:`~nbembed.Annotations.from_json` ignores it). Importing pins them there,
 so a session comes back as it was; files without the key import as before.
+
+Threads: Export and Import run on the kernel's main thread, as the browser's
+messages; they read and change the annotations under the Explorer's
+``_ann_lock``, and the pins through the worker (:mod:`~nbembed.widget.pins`).
 """
 
 from __future__ import annotations

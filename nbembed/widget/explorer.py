@@ -2,7 +2,8 @@
 
 Python side of an anywidget. The optimizer runs in a background thread
 (:class:`~nbembed.widget.worker.RunWorker`); the latest positions go to the
-browser as float32 bytes at most ``frame_rate`` times a second. Sliders,
+browser as 16-bit codes (:mod:`~nbembed.widget.traits`) at most ``frame_rate``
+times a second. Sliders,
 lasso selections and annotation commands come back as trait updates and
 custom messages; every one of them is checked (:mod:`~nbembed.widget.messages`)
 and a malformed one is ignored with a warning in the widget.
@@ -11,6 +12,15 @@ This module holds the widget's traits, its constructor and its public
 methods. Sending frames (:class:`~nbembed.widget.frames.FrameStream`) and the
 run's controls (:class:`~nbembed.widget.controls.LiveControls`) are mixed in;
 the constructor's arguments are checked in :mod:`~nbembed.widget.arguments`.
+
+Threads: the kernel's main thread runs the constructor, the public methods and
+every message from the browser; the worker thread runs the optimizer and
+reports its steps and statuses (:mod:`~nbembed.widget.frames`). Two locks
+divide the state. ``_ann_lock`` holds the annotations and what is derived from
+them (labels, the action log, the pending cannot-link selection, the pins);
+``_sync_lock`` holds the traits, the frame state and every ``hold_sync`` block,
+which ipywidgets does not guard across threads. A thread that needs both takes
+``_ann_lock`` first. Neither is held while the run steps.
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ Three parts, each printing a Markdown table:
     placements as a share of the map's extent. This is where
     ``GRID_PLACEMENT_MIN_REFERENCE`` comes from.
 ``dask``
-    Out of core: ``--rows`` rows (default 10^7) of the 50-D mixture written
-    chunk by chunk (``--chunk`` rows) into a zarr store as float32, never whole
+    Out of core: ``--rows`` rows (default 10^7) written chunk by chunk
+    (``--chunk`` rows) into a zarr store as float32, each chunk a 50-D mixture
+    of 10 clusters of its own (1000 clusters in all by default), never whole
     in memory; HSSNE fitted on a ``--sample`` of them (default 10^5); then
     ``nbembed.dask.transform`` of the first ``--scaling-rows`` rows on a
     ``LocalCluster`` of one worker and of two (one thread each, Numba and BLAS
@@ -143,7 +144,9 @@ def part_grid(args):
 
 # -- out of core on Dask ----------------------------------------------------------------------
 def write_rows(store, n_rows, chunk):
-    """The mixture's rows, generated and written one chunk at a time (float32)."""
+    """Rows generated and written one chunk at a time (float32); each chunk is a
+    mixture with its own clusters (its own seed), so the store holds 10 clusters a
+    chunk."""
     import dask.array as da
     import zarr
 

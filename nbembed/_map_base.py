@@ -38,13 +38,13 @@ class MapBase:
         prefix = self.method.lower()
         return np.asarray([f"{prefix}{i}" for i in range(self.n_components)], dtype=object)
 
-    def _check_columns(self, X):
-        """Refuse a DataFrame with other column names, then rows of another width;
-        return the shape of ``X``."""
+    def _check_columns(self, X, what="features"):
+        """Refuse a DataFrame with other column names, then rows of another width
+        (``what`` names the columns in the message); return the shape of ``X``."""
         check_column_names(self, X, owner=f"The fitted map of {self.method}")
         shape = X.shape if sp.issparse(X) else np.shape(X)
         if len(shape) == 2:
-            self._check_width(shape[1], "features")
+            self._check_width(shape[1], what)
         return shape
 
     def _check_width(self, width, what):

@@ -69,10 +69,6 @@ class ReferenceRows:
         self._finite = bool(np.isfinite(self.norms).all() and np.isfinite(self.centred32).all())
         self.c1, self.c2 = error_bound_factors(data.shape[1])
 
-    @property
-    def n(self):
-        return self.data_t.shape[1]
-
     def nearest(self, X, k, block_rows):
         """Squared distances and indices (m, k) of each row's k nearest reference rows,
         nearest first (ties by index).

@@ -34,7 +34,6 @@ import importlib
 
 import numpy as np
 
-from ._validation import check_column_names
 from ._map_base import MapBase
 from .fitted_map import fitted_map
 
@@ -148,7 +147,7 @@ def _as_map(model, method):
     if method in ("predict", "predict_proba", "memberships_at") and placer.n_classes is None:
         raise ValueError(f"The fitted map of {placer.method} places points but does not "
                          f"classify them: {method} needs Mbed. Use nbembed.dask.transform.")
-    if not hasattr(placer, method):
+    if method == "far_from_training" and not hasattr(placer, method):
         raise ValueError(f"The fitted map of {placer.method} measures no distance to the "
                          f"training points: {method} needs the map of a neighbour embedding "
                          f"(HSSNE, SNE, NeRV, SNeRV or Mbed).")
@@ -244,8 +243,7 @@ def _apply_to_frame(placer, shared, X, method):
         raise TypeError(f"X has non-numeric columns {wrong[:10]}"
                         f"{' ...' if len(wrong) > 10 else ''}: every column must hold numbers. "
                         f"Select the numeric ones first, X[[...]].")
-    check_column_names(placer, X._meta, owner=f"The fitted map of {placer.method}")
-    placer._check_width(len(X.columns), "columns")
+    placer._check_columns(X._meta, "columns")
     columns = _output_columns(placer, method)
     index = X._meta.index
     dtype = OUTPUTS[method]

@@ -11,7 +11,10 @@ labels (for 10-NN accuracy), and is deterministic for a given ``seed``:
   average;
 * :func:`manifold`: a curved manifold, a Swiss roll (3-D) turned at random
   into 50 dimensions with noise; the label is the position along the roll in
-  10 bins.
+  10 bins;
+* :func:`rotated_objects`: many classes on rings. Each class is one digit
+  image (upsampled to 32 x 32, 1024 dimensions) turned through a full circle
+  in equal steps, like an object photographed from many angles.
 
 ``load(name)`` reads names of the form ``kind-n`` (``mixture-70000``).
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-KINDS = ("image_like", "mixture", "manifold")
+KINDS = ("image_like", "mixture", "manifold", "rotated_objects")
 
 
 def image_like(n, seed=0):
@@ -64,6 +67,27 @@ def manifold(n, seed=0, dim=50, noise=0.3):
     X = roll @ rotation.T + noise * rng.standard_normal((n, dim))
     y = np.minimum(((t - t.min()) / np.ptp(t) * 10).astype(int), 9)
     return X, y
+
+
+def rotated_objects(n, seed=0, classes=20):
+    """``classes`` digit images, each rotated through 360 degrees in ``n // classes`` steps."""
+    from scipy.ndimage import rotate, zoom
+    from sklearn.datasets import load_digits
+
+    base, digit = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    # distinct images, spread over the ten digits as evenly as the count allows
+    pick = np.concatenate([rng.permutation(np.flatnonzero(digit == d))[:classes // 10 + 1]
+                           for d in range(10)])
+    pick = pick[np.argsort(np.arange(pick.size) % (classes // 10 + 1), kind="stable")][:classes]
+    images = np.pad(zoom(base[pick].reshape(-1, 8, 8) / 16.0, (1, 3, 3), order=1),
+                    ((0, 0), (4, 4), (4, 4)))  # (classes, 32, 32): room to turn
+    n_angles = n // classes
+    X = np.empty((classes * n_angles, 1024))
+    for c, image in enumerate(images):
+        for a, angle in enumerate(np.arange(n_angles) * 360.0 / n_angles):
+            X[c * n_angles + a] = rotate(image, angle, reshape=False, order=1).ravel()
+    return X, np.repeat(np.arange(classes), n_angles)
 
 
 def load(name):

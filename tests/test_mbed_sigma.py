@@ -76,7 +76,7 @@ def test_cross_validation_with_sparse_neighbourhoods(rng):
 def test_cross_validation_errors_are_those_of_fits_without_the_hidden_labels(rng):
     # With 5 annealing steps the cross-validation runs are whole runs, so each
     # fold's error is that of fit() with the fold's labels removed (their start
-    # too is spread from the other labels only).
+    # too is spread from the other labels only, over the graph chosen from all labels).
     assert small().n_anneal - 1 == SIGMA_CV_STEPS
     X, y = blobs(rng, n_per=20, K=3, gap=1.5)
     partial = every_tenth(y)
@@ -93,7 +93,7 @@ def test_cross_validation_errors_are_those_of_fits_without_the_hidden_labels(rng
             hidden = labelled[folds == fold]
             kept = partial.copy()
             kept[hidden] = -1
-            fit = small(3, sigma=sigma).fit(X, kept)
+            fit = small(3, sigma=sigma, spread_neighbors=model.spread_neighbors_).fit(X, kept)
             wrong += np.sum(fit.labels_[hidden] != y[hidden])
         assert error == pytest.approx(wrong / labelled.size)
 

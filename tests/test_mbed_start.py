@@ -4,9 +4,10 @@ spreading over the nearest-neighbour graph (for many classes, docs/mbed.md)."""
 import numpy as np
 import pytest
 
-from nbembed.affinity.label_spreading import knn_graph, spread_labels
+from nbembed.affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
+    choose_spread_neighbors, knn_graph, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
-from nbembed.methods.mbed import Mbed
+from nbembed.methods.mbed import Mbed, stratified_folds
 from test_mbed import blobs, small
 
 
@@ -77,11 +78,91 @@ def test_automatic_anneal_start(rng, K, labelled, expected):
     np.testing.assert_array_equal(model.embedding_, same.embedding_)
 
 
+def rings(rng, n_rings=4):
+    """Concentric circles 0.35 apart with points about 0.1 apart along each: the six
+    nearest neighbours of a point lie on its own ring, ten reach across."""
+    X, y = [], []
+    for k in range(n_rings):
+        radius = 1.0 + 0.35 * k
+        n = int(round(2 * np.pi * radius / 0.1))
+        steps = np.arange(n) + rng.uniform(-0.1, 0.1, n)
+        angle = rng.uniform(0, 2 * np.pi) + steps / n * 2 * np.pi
+        X.append(radius * np.column_stack([np.cos(angle), np.sin(angle)]))
+        y.append(np.full(n, k))
+    return np.vstack(X), np.concatenate(y)
+
+
+def reference_spread_choice(X, targets, folds, candidates):
+    """Each candidate's held-out error, from a fresh graph and dense spreading."""
+    labelled = np.flatnonzero(targets.sum(axis=1) > 0)
+    errors = []
+    for k in candidates:
+        _, idx = nearest_neighbors(X, k)
+        W = knn_graph(idx).toarray()
+        wrong = 0.0
+        for fold in np.unique(folds):
+            hidden = labelled[folds == fold]
+            kept = targets.copy()
+            kept[hidden] = 0.0
+            F = reference_spreading(W, kept, 0.99, 200)
+            wrong += np.sum(F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1))
+        errors.append(wrong / labelled.size)
+    return np.array(errors)
+
+
+def test_spreading_neighbours_chosen_on_held_out_labels(rng):
+    X, y = rings(rng)
+    targets = np.zeros((len(y), 4))
+    labelled = np.flatnonzero(np.arange(len(y)) % 8 == 0)
+    targets[labelled, y[labelled]] = 1.0
+    folds = stratified_folds(y[labelled], 3, np.random.RandomState(1))
+    _, idx = nearest_neighbors(X, 15)
+    k, compared, errors = choose_spread_neighbors(idx, targets, folds)
+    np.testing.assert_array_equal(compared, SPREAD_NEIGHBOR_CANDIDATES)
+    np.testing.assert_allclose(errors, reference_spread_choice(X, targets, folds, compared),
+                               atol=1e-12)
+    # three and five neighbours follow the rings (ties go to more), ten jump across
+    assert k == 5 and np.all(errors[:2] == 0) and errors[-2] > 0.1
+    # the spread scores of the chosen graph classify every ring
+    scores = spread_labels(knn_graph(idx[:, :k]), targets)
+    assert np.mean(scores.argmax(axis=1) != y) < 0.02
+    # ties go to the larger number; candidates beyond the neighbours found are left out
+    X, y = blobs(rng, n_per=30, K=3, gap=30.0)
+    _, idx = nearest_neighbors(X, 7)
+    k, compared, errors = choose_spread_neighbors(idx, np.eye(3)[y], np.arange(len(y)) % 3)
+    np.testing.assert_array_equal(compared, [3, 5, 7])
+    assert np.all(errors == 0) and k == 7
+
+
+def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
+    X, y = rings(rng)
+    partial = np.where(np.arange(len(y)) % 8 == 0, y, -1)
+    unlabelled = partial < 0
+    model = small(4, n_iter_init=0)
+    run = model.prepare(X, partial)
+    assert model.anneal_start_ == "labels" and model.spread_neighbors_ == 5
+    assert model.spread_cv_errors_.shape == (len(SPREAD_NEIGHBOR_CANDIDATES),)
+    assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) < 0.02
+    # a graph of ten neighbours, fixed: no choice is made, and the start mixes the rings
+    fixed = small(4, n_iter_init=0, spread_neighbors=10)
+    run = fixed.prepare(X, partial)
+    assert fixed.spread_neighbors_ == 10 and fixed.spread_cv_errors_ is None
+    assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) > 0.1
+    # too few labels to validate on: ten neighbours; no labels, no graph
+    firsts = np.searchsorted(y, np.arange(4))
+    few = small(4, max_iter=40).fit(X, np.where(np.isin(np.arange(len(y)), firsts), y, -1))
+    assert few.spread_neighbors_ == SPREAD_NEIGHBORS and few.spread_cv_errors_ is None
+    assert small(4, max_iter=40).fit(X).spread_neighbors_ is None
+
+
 @pytest.mark.parametrize("params, match", [
     (dict(anneal_start="spectral"), "anneal_start"),
+    (dict(spread_neighbors=0), "spread_neighbors"),
+    (dict(spread_neighbors="many"), "spread_neighbors"),
     (dict(anneal_start="labels"), "no point is labelled"),
 ])
 def test_bad_anneal_start(rng, params, match):
-    X, _ = blobs(rng)
+    X, y = blobs(rng)
+    labels = None if "anneal_start" in params else np.where(np.arange(len(y)) % 5 == 0, y, -1)
     with pytest.raises(ValueError, match=match):
-        Mbed(2, **params).fit(X)
+        Mbed(2 if labels is None else 3, **params).fit(X, labels)

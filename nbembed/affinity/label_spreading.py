@@ -10,6 +10,12 @@ rows for unlabelled points). Each class's scores are then divided by their
 total (class mass normalization), so a class with many labels or in a dense
 part of the graph does not swallow its neighbours. Mbed starts its annealing
 from these scores (:func:`nbembed.methods.mbed.Mbed`, ``anneal_start``).
+
+How many neighbours the graph links matters more than anything else here: on
+classes that are thin manifolds (an object seen from many angles) three
+neighbours follow each manifold where ten jump between them.
+:func:`choose_spread_neighbors` picks the number from the labels alone, by
+cross-validation on the labelled points.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ import scipy.sparse as sp
 
 from .knn_graphs import symmetric_union
 
-#: Neighbours per point of the graph the labels spread over.
+#: Neighbours per point of the graph the labels spread over, where too few
+#: points are labelled to choose among ``SPREAD_NEIGHBOR_CANDIDATES``.
 SPREAD_NEIGHBORS = 10
+#: The numbers of neighbours :func:`choose_spread_neighbors` compares.
+SPREAD_NEIGHBOR_CANDIDATES = (3, 5, 7, 10, 15)
 #: Weight of the neighbours against the point's own label in each step.
 SPREAD_ALPHA = 0.99
 #: Diffusion steps; alpha^steps (0.13) is what is left of the initial labels' echo.
@@ -74,3 +83,49 @@ def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
     total = F.sum(axis=1, keepdims=True)
     K = F.shape[1]
     return np.divide(F, total, out=np.full_like(F, 1.0 / K), where=total > 0)
+
+
+def choose_spread_neighbors(indices, targets, folds, candidates=SPREAD_NEIGHBOR_CANDIDATES):
+    """The number of neighbours whose graph best spreads held-out labels.
+
+    For every candidate k the graph of the k nearest neighbours spreads the
+    labels of all folds but one; the labelled points of that fold are then
+    classified by their spread scores (argmax). The candidate with the
+    smallest error in all folds, weighted by the labels' confidences, wins;
+    ties go to the larger k (a better connected graph).
+
+    Parameters
+    ----------
+    indices : ndarray of int (n, k_max)
+        Each point's nearest neighbours, nearest first, itself excluded.
+    targets : ndarray (n, K)
+        Label distributions times their weight; zero rows for unlabelled points.
+    folds : ndarray of int (n_labelled,)
+        The fold of each labelled point, in the order of the labelled rows.
+    candidates : sequence of int
+        Numbers of neighbours to compare; those above k_max are left out.
+
+    Returns
+    -------
+    k : int
+    candidates : ndarray of int
+        The candidates compared.
+    errors : ndarray
+        Their weighted error rates on the held-out labelled points.
+    """
+    weights = targets.sum(axis=1)
+    labelled = np.flatnonzero(weights > 0)
+    classes = targets[labelled].argmax(axis=1)
+    compared = np.array([k for k in candidates if k <= indices.shape[1]] or [indices.shape[1]])
+    errors = np.zeros(len(compared))
+    for c, k in enumerate(compared):
+        graph = knn_graph(indices[:, :k])
+        for fold in np.unique(folds):
+            hidden = folds == fold
+            kept = targets.copy()
+            kept[labelled[hidden]] = 0.0
+            scores = spread_labels(graph, kept)[labelled[hidden]]
+            errors[c] += weights[labelled[hidden]] @ (scores.argmax(axis=1) != classes[hidden])
+    errors /= weights[labelled].sum()
+    best = len(compared) - 1 - int(np.argmin(errors[::-1]))
+    return int(compared[best]), compared, errors

@@ -36,7 +36,8 @@ from .._validation import check_annotations, check_dense_allowed, check_labels, 
     check_option, check_random_state, series_values
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
-from ..affinity.label_spreading import SPREAD_NEIGHBORS, knn_graph, spread_labels
+from ..affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
+    choose_spread_neighbors, knn_graph, spread_labels
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -132,12 +133,20 @@ class Mbed(EmbeddingEstimator):
         Where the annealing starts. "random": the paper's restart, every point
         near the origin (N(0, (1e-3 r)^2)). "labels": point i near
         r * sum_k f_ik w_k, with f_i its class probabilities after label
-        spreading over the 10-nearest-neighbour graph (Zhou et al., 2004),
-        so each class starts in its own region; needs labels. "auto" is
+        spreading over the ``spread_neighbors``-nearest-neighbour graph (Zhou
+        et al., 2004), so each class starts in its own region; needs labels. "auto" is
         "labels" for K > 2 classes with at least one labelled point and
         "random" otherwise: with many classes the random restart leaves whole
         clusters in the wrong region before the labels weigh anything (see
         docs/mbed.md), for two classes it already finds the paper's optimum.
+    spread_neighbors : "auto" or int, default="auto"
+        Neighbours per point of the graph the labels spread over for
+        ``anneal_start="labels"``. "auto" chooses among 3, 5, 7, 10 and 15 by
+        cross-validation on the labelled points (the folds of ``sigma="cv"``:
+        each fold's labels are hidden in turn, spread from the others, and
+        classified by their scores; ties go to more neighbours); with fewer
+        than 6 labelled points it is 10. Few neighbours follow classes that
+        are thin manifolds, many bridge gaps in sparse data (docs/mbed.md).
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -212,6 +221,11 @@ class Mbed(EmbeddingEstimator):
         points misclassified while their labels were hidden.
     anneal_start_ : str
         "random" or "labels": how the annealing started.
+    spread_neighbors_ : int or None
+        Neighbours per point of the spreading graph (None for a random start).
+    spread_cv_errors_ : ndarray or None
+        The cross-validation errors of the candidates 3, 5, 7, 10, 15 (of
+        those below n) when ``spread_neighbors="auto"`` chose among them.
     directions_ : ndarray (n_classes, n_components)
         The class directions w_k.
     cost_ : float
@@ -247,7 +261,7 @@ class Mbed(EmbeddingEstimator):
 
     def __init__(self, n_classes=None, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
-                 metric="euclidean",
+                 spread_neighbors="auto", metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
                  repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
@@ -258,6 +272,7 @@ class Mbed(EmbeddingEstimator):
         self.class_prior = class_prior
         self.label_weight = label_weight
         self.anneal_start = anneal_start
+        self.spread_neighbors = spread_neighbors
         self.metric = metric
         self.sigma = sigma
         self.affinity = affinity
@@ -363,7 +378,15 @@ class Mbed(EmbeddingEstimator):
         self.n_classes_ = K
         directions = kernels.simplex_directions(K, d)
         self.anneal_start_ = self._resolve_anneal_start(K, weights)
-        graph = self._spread_graph(X) if self.anneal_start_ == "labels" else None
+        self._resolve_spread_neighbors(n)
+        labelled = np.flatnonzero(weights > 0)
+        # one draw of folds for both choices, so that sigma's does not depend on the start's
+        folds = (stratified_folds(soft[labelled].argmax(axis=1), SIGMA_CV_FOLDS, rng)
+                 if labelled.size >= 2 * SIGMA_CV_FOLDS else None)
+        self.spread_neighbors_ = self.spread_cv_errors_ = None
+        graph = None
+        if self.anneal_start_ == "labels":
+            graph = self._spread_graph(X, soft * weights[:, None], folds)
         latest = {}  # the neighbourhoods of the last width: the folds of a candidate share them
 
         def run_for(sigma, label_weights):
@@ -382,7 +405,7 @@ class Mbed(EmbeddingEstimator):
 
         self.sigma_candidates_ = self.sigma_cv_errors_ = None
         if rule == "cv":
-            self._cross_validate_sigma(run_for, soft, weights, rng)
+            self._cross_validate_sigma(run_for, soft, weights, folds)
         return run_for(self.sigma_, weights)
 
     def with_chosen_settings(self):
@@ -407,7 +430,7 @@ class Mbed(EmbeddingEstimator):
             return "cv" if n_classes > 2 and n_labelled >= 2 * SIGMA_CV_FOLDS else "quantile"
         return rule
 
-    def _cross_validate_sigma(self, run_for, soft, weights, rng):
+    def _cross_validate_sigma(self, run_for, soft, weights, folds):
         """Set ``sigma_`` to the candidate that best classifies held-out labelled points.
 
         Each candidate runs once per fold with that fold's labels hidden,
@@ -418,7 +441,6 @@ class Mbed(EmbeddingEstimator):
         """
         labelled = np.flatnonzero(weights > 0)
         classes = soft.argmax(axis=1)
-        folds = stratified_folds(classes[labelled], SIGMA_CV_FOLDS, rng)
         candidates = self.sigma_ * np.array(SIGMA_FACTORS)
         errors = np.zeros(len(candidates))
         for c, sigma in enumerate(candidates):
@@ -448,12 +470,34 @@ class Mbed(EmbeddingEstimator):
             return "labels" if n_classes > 2 and labelled else "random"
         return mode
 
-    def _spread_graph(self, X):
-        """The nearest-neighbour graph the labels spread over for the start."""
-        k = min(X.shape[0] - 1, SPREAD_NEIGHBORS)
+    def _resolve_spread_neighbors(self, n):
+        """``spread_neighbors`` checked: "auto" or a number of neighbours below n."""
+        if isinstance(self.spread_neighbors, str):
+            if self.spread_neighbors != "auto":
+                raise ValueError(f'spread_neighbors must be "auto" or a number of neighbours; '
+                                 f'got {self.spread_neighbors!r}.')
+            return "auto"
+        return check_number(self.spread_neighbors, "spread_neighbors", low=1, high=n - 1,
+                            integer=True)
+
+    def _spread_graph(self, X, targets, folds):
+        """The nearest-neighbour graph the labels spread over for the start.
+
+        Its number of neighbours is ``spread_neighbors``, or with "auto" the
+        candidate that best spreads held-out labels (``folds``; without
+        folds, too few labels, ``SPREAD_NEIGHBORS``)."""
+        n = X.shape[0]
+        k = self._resolve_spread_neighbors(n)
+        choose = k == "auto" and folds is not None
+        if k == "auto":
+            k = min(n - 1, max(SPREAD_NEIGHBOR_CANDIDATES) if choose else SPREAD_NEIGHBORS)
         _, idx = nearest_neighbors(X, k, metric=self.metric, neighbors=self.neighbors,
                                    random_state=self.random_state)
-        return knn_graph(idx)
+        if choose:
+            k, _, self.spread_cv_errors_ = choose_spread_neighbors(idx, targets, folds)
+        self.spread_neighbors_ = k
+        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph.", k)
+        return knn_graph(idx[:, :k])
 
     def _resolve_repulsion(self, n, d):
         repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)

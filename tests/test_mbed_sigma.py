@@ -7,7 +7,8 @@ from sklearn.metrics import pairwise_distances
 
 from conftest import load_shared
 from nbembed.affinity.fixed_width import default_sigma
-from nbembed.methods.mbed import SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed, stratified_folds
+from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed, \
+    stratified_folds
 from test_mbed import blobs, small
 
 
@@ -49,8 +50,10 @@ def test_automatic_sigma(rng, K, labels, expected):
         np.testing.assert_allclose(model.sigma_candidates_, quantile * np.array(SIGMA_FACTORS))
         errors = model.sigma_cv_errors_
         assert errors.shape == (len(SIGMA_FACTORS),) and np.all((errors >= 0) & (errors <= 1))
-        # the fewest errors win, ties going to the wider width (listed first)
-        assert model.sigma_ == model.sigma_candidates_[np.argmin(errors)]
+        # two go on to all folds; of those the fewest errors win, ties to the wider (first)
+        kept = np.flatnonzero(model.sigma_cv_folds_ == 3)
+        assert kept.size == 2 and np.all(model.sigma_cv_folds_[model.sigma_cv_folds_ != 3] == 1)
+        assert model.sigma_ == model.sigma_candidates_[kept[np.argmin(errors[kept])]]
 
 
 def test_cross_validation_leaves_the_final_fit_alone(rng):
@@ -87,15 +90,21 @@ def test_cross_validation_errors_are_those_of_fits_without_the_hidden_labels(rng
     draws.standard_normal((60, 3))  # the start and the restart noise come first
     draws.standard_normal((3, 60))
     folds = stratified_folds(partial[labelled], 3, draws)
-    for sigma, error in zip(model.sigma_candidates_, model.sigma_cv_errors_):
-        wrong = 0
+    wrong = np.zeros((len(SIGMA_FACTORS), 3))
+    for c, sigma in enumerate(model.sigma_candidates_):
         for fold in range(3):
             hidden = labelled[folds == fold]
             kept = partial.copy()
             kept[hidden] = -1
             fit = small(3, sigma=sigma, spread_neighbors=model.spread_neighbors_).fit(X, kept)
-            wrong += np.sum(fit.labels_[hidden] != y[hidden])
-        assert error == pytest.approx(wrong / labelled.size)
+            wrong[c, fold] = np.sum(fit.labels_[hidden] != y[hidden])
+    # every width on the first fold; the two best there (ties to the wider) on all three
+    best = np.argsort(wrong[:, 0], kind="stable")[:SIGMA_CV_KEEP]
+    expected_folds = np.where(np.isin(np.arange(len(SIGMA_FACTORS)), best), 3, 1)
+    np.testing.assert_array_equal(model.sigma_cv_folds_, expected_folds)
+    tried = np.where(expected_folds == 3, labelled.size, np.sum(folds == 0))
+    expected = np.where(expected_folds == 3, wrong.sum(axis=1), wrong[:, 0]) / tried
+    np.testing.assert_allclose(model.sigma_cv_errors_, expected)
 
 
 @pytest.mark.parametrize("params, y, match", [

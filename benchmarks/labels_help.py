@@ -35,6 +35,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import warnings
 import sys
 import time
 from pathlib import Path
@@ -165,6 +166,7 @@ def main(argv=None):
     p.add_argument("--per-class", type=int, default=10, help="labels per class (default 10)")
     p.add_argument("--draws", type=int, default=5, help="label draws (default 5)")
     args = p.parse_args(argv)
+    warnings.simplefilter("once")  # e.g. iris's duplicate rows: said once, not per fit
     methods = [m.strip() for m in args.methods.split(",")]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:

@@ -53,6 +53,31 @@ def test_importing_and_fitting_on_dense_euclidean_data_leaves_sklearn_unimported
     assert imported_by == dict.fromkeys(imported_by, False)
 
 
+LIGHT_IMPORTS = r"""
+import json, sys
+import nbembed.plotting.notebook  # what the Jupyter server extension loads at start
+heavy = [m for m in ("numba", "nbembed.methods", "nbembed.optim", "nbembed.widget", "bokeh")
+         if m in sys.modules]
+import nbembed
+names = {name: isinstance(getattr(nbembed, name), type) for name in nbembed.__all__}
+print(json.dumps([heavy, names]))
+"""
+
+
+def test_the_package_imports_its_names_on_first_use():
+    done = subprocess.run([sys.executable, "-c", LIGHT_IMPORTS], cwd=REPO,
+                          capture_output=True, text=True, check=True)
+    heavy, names = json.loads(done.stdout.strip().splitlines()[-1])
+    assert heavy == []
+    assert names == {**dict.fromkeys(names, True), "__version__": False}  # classes, and the version
+    import nbembed
+    from nbembed.methods.registry import REGISTRY
+    assert nbembed.ESTIMATOR_NAMES == tuple(spec.class_name for spec in REGISTRY)
+    assert set(nbembed.__all__) <= set(dir(nbembed))
+    with pytest.raises(AttributeError, match="no attribute 'HSNE'"):
+        nbembed.HSNE
+
+
 def test_get_and_set_params_reach_a_nested_estimator():
     est = SNeRV(learning_metric=LearningMetric(n_pieces=4))
     params = est.get_params()

@@ -83,3 +83,55 @@ def test_the_bar_stops_listening_at_the_end(capsys):
     capsys.readouterr()
     _fresh_kernel()(np.ones(2))
     assert not _shown(capsys)
+
+
+class _Estimator:
+    def __init__(self, kernel=None):
+        self.kernel = kernel
+
+    def fit(self, bar, run):
+        """What EmbeddingEstimator.fit does around its callbacks."""
+        bar.on_prepare(self)
+        if self.kernel is not None:
+            self.kernel(np.ones(2))  # the neighbours and affinities, compiled or not
+        bar.on_start(run, 2)
+        _iterate(bar, run)
+        bar.on_end(run)
+
+
+def test_compiling_while_the_run_is_prepared_is_shown_before_the_iterations(capsys):
+    _Estimator(_fresh_kernel()).fit(ProgressBar(), _Run())
+    shown = _shown(capsys)
+    preparing = [i for i, s in enumerate(shown) if "preparing, " + COMPILING in s]
+    iterating = [i for i, s in enumerate(shown) if "/2" in s]
+    assert preparing and shown[preparing[0]].startswith("_Estimator: preparing")
+    assert iterating and max(preparing) < min(iterating)
+
+
+def test_a_cached_preparation_shows_no_bar(capsys):
+    kernel = _fresh_kernel()
+    kernel(np.ones(2))
+    bar = ProgressBar()
+    _Estimator(kernel).fit(bar, _Run())
+    assert not any(COMPILING in s for s in _shown(capsys))
+    assert bar._watch is None and bar._bar is None
+
+
+def test_fit_tells_its_callbacks_that_it_prepares_first():
+    from nbembed import HSSNE
+
+    heard = []
+
+    class Listener:
+        def on_prepare(self, estimator):
+            heard.append(("prepare", type(estimator).__name__))
+
+        def on_start(self, run, n):
+            heard.append(("start", n))
+
+        def __call__(self, run):
+            return None
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    HSSNE(perplexity=5, max_iter=30, random_state=0).fit(X, callbacks=Listener())
+    assert heard == [("prepare", "HSSNE"), ("start", 30)]

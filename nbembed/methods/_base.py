@@ -14,6 +14,7 @@ from .._estimator import Transformer, check_is_fitted
 from .._validation import check_cosine_rows, check_data, check_dense_allowed, check_metric, \
     check_number, check_option, check_random_state, check_sparse_metric, \
     check_square_nonnegative, record_column_names
+from ..optim.callbacks import as_list
 from ..optim.embedding_run import MOSTLY_SHORTENED
 from ..optim.pinning import check_indices
 from ._new_points import check_new_points, check_placement_perplexity
@@ -62,7 +63,9 @@ class EmbeddingEstimator(Transformer):
             :meth:`~nbembed.optim.ObjectiveRun.pin`.
         callbacks : callable or list of callables, optional
             Called as ``callback(run)`` after each iteration; see
-            :mod:`nbembed.optim.callbacks`.
+            :mod:`nbembed.optim.callbacks`. Those with an
+            ``on_prepare(estimator)`` method hear first that the run is being
+            prepared (neighbours, affinities).
 
         Returns
         -------
@@ -73,6 +76,10 @@ class EmbeddingEstimator(Transformer):
                              f"whole embedding at once instead of moving points step by "
                              f"step. Use a gradient-based method to pin points.")
         pins = pinned_start(pinned, getattr(self, "init", None) if init is None else init)
+        callbacks = as_list(callbacks)
+        for cb in callbacks:
+            if hasattr(cb, "on_prepare"):
+                cb.on_prepare(self)
         run = self.prepare(X, y, annotations=annotations, init=init)
         if pins is not None:
             run.pin(*pins)

@@ -2,7 +2,8 @@
 
 A callback is any callable ``callback(run)`` called after every iteration; a
 return value of True stops the run. Objects may also define
-``on_start(run, n_iter)`` and ``on_end(run)``.
+``on_start(run, n_iter)`` and ``on_end(run)``, and ``on_prepare(estimator)``,
+which ``fit`` calls before it prepares the run (neighbours, affinities).
 """
 
 import numpy as np
@@ -21,7 +22,9 @@ class ProgressBar:
     While Numba compiles a kernel that its disk cache does not have yet (the
     first run after installing nbembed), the bar says so instead of showing a
     rate and a time left; afterwards both are measured from the iterations
-    that followed the compilation.
+    that followed the compilation. Compilation while ``fit`` prepares the run
+    (the neighbour search, the affinities) is shown too, on a bar of its own
+    that gives way to the iterations' bar.
 
     Parameters
     ----------
@@ -38,6 +41,20 @@ class ProgressBar:
         self._watch = None
         self._compiled = False
         self._label, self._total = None, None
+
+    def on_prepare(self, estimator):
+        self._stop()
+        self._label = self.desc or type(estimator).__name__
+        self._watch = CompileWatch(self._on_compiling_while_preparing)
+        self._watch.__enter__()
+
+    def _on_compiling_while_preparing(self, active):
+        if active and self._bar is None:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=None, desc=self._label, leave=False,
+                             bar_format="{desc}: preparing, " + COMPILING)
+            self._bar.refresh()
 
     def on_start(self, run, n_iter):
         self._stop()

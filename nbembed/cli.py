@@ -63,7 +63,8 @@ class Option:
 OPTIONS = {
     "alpha": Option(float, "tail heaviness: 0 Gaussian, 1 t-SNE, larger = heavier tails"),
     "perplexity": Option(float, "effective number of neighbours"),
-    "rho": Option(float, "weight of the must-links made from --use-labels, in [0, 1]"),
+    "rho": Option(float, "weight of the must-links made from --use-labels, in [0, 1] "
+                         "(default: chosen from the labels)"),
     "max_iter": Option(int, "iteration budget of the fit"),
     "n_components": Option(int, "dimension of the embedding (the HTML plot needs 2)"),
     "n_classes": Option(int, "number of classes K"),

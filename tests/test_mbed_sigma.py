@@ -6,9 +6,9 @@ import pytest
 from sklearn.metrics import pairwise_distances
 
 from conftest import load_shared
+from nbembed._folds import stratified_folds
 from nbembed.affinity.fixed_width import default_sigma
-from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed, \
-    stratified_folds
+from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed
 from test_mbed import blobs, small
 
 

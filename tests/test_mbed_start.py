@@ -4,10 +4,11 @@ spreading over the nearest-neighbour graph (for many classes, docs/mbed.md)."""
 import numpy as np
 import pytest
 
+from nbembed._folds import stratified_folds
 from nbembed.affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
     choose_spread_neighbors, knn_graph, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
-from nbembed.methods.mbed import Mbed, stratified_folds
+from nbembed.methods.mbed import Mbed
 from test_mbed import blobs, small
 
 

@@ -103,6 +103,20 @@ class EmbeddingEstimator(Transformer):
         """
         return self
 
+    def with_live_settings(self):
+        """The estimator an interactive session (the Explorer) starts from.
+
+        Where a setting is chosen by a search that the session's own controls
+        make moot (HSSNE's ``rho="auto"``, which a slider sets there), the
+        copy returned has that setting at its default, so the first frame does
+        not wait for the search. Here: ``self``.
+
+        Returns
+        -------
+        EmbeddingEstimator
+        """
+        return self
+
     def _finish_fit(self, run):
         """Store what the finished run produced and how it ended; warn if it diverged.
 

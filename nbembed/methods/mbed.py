@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .. import _config
 from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
+from .._folds import stratified_folds
 from .._kernels import mbed as kernels
 from .._validation import check_annotations, check_dense_allowed, check_labels, check_number, \
     check_option, check_random_state, series_values
@@ -85,16 +86,6 @@ def check_class_prior(prior, n_classes):
         raise ValueError(f"class_prior must sum to 1 (a probability distribution); it sums "
                          f"to {pi.sum():.6g}.")
     return np.log(pi / pi.sum())
-
-
-def stratified_folds(classes, n_folds, rng):
-    """Fold numbers 0 .. n_folds - 1 for points of the given classes, each class
-    dealt out evenly over the folds in random order."""
-    folds = np.empty(len(classes), dtype=np.intp)
-    for k in np.unique(classes):
-        members = rng.permutation(np.flatnonzero(classes == k))
-        folds[members] = (np.arange(members.size) + rng.randint(n_folds)) % n_folds
-    return folds
 
 
 # -- the estimator ----------------------------------------------------------------------------

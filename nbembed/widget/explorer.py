@@ -237,7 +237,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
                             f"a run, such as nbembed.HSSNE(); got {type(method).__name__}.")
         n = arguments.count_samples(X)
         self._X = X
-        self._method = method
+        # Settings the session's controls set (HSSNE's rho) are not searched for first.
+        self._method = getattr(method, "with_live_settings", lambda: method)()
         # Prepares the first run in place of method.prepare, once (set before __init__
         # by _with_first_prepare for an Explorer opened from a session); restarts
         # prepare afresh.

@@ -8,7 +8,8 @@ Before reading the sources this file generates three things, each ignored by
 git and rewritten only when its content changes:
 
 - ``notebooks/``: copies of ``../notebooks/*.ipynb``, rendered without being
-  executed (the test suite executes them);
+  executed (the test suite executes them), each with the picture of its first
+  figure after its title when ``docs/screenshots.py notebooks`` made one;
 - ``_mathjax/``: the parts of MathJax the pages use, copied from the widget's
   JavaScript packages (``npm --prefix js ci``), so that formulas render
   without loading anything from the network;
@@ -22,6 +23,7 @@ git and rewritten only when its content changes:
 
 import importlib
 import inspect
+import json
 import pathlib
 import pkgutil
 import re
@@ -114,9 +116,30 @@ def _sync_folder(folder, files):
 
 # --------------------------------------------------------------------------- notebooks
 
+#: Pictures of the notebooks' first figures, made by docs/screenshots.py from runs in JupyterLab.
+NOTEBOOK_PICTURES = DOCS / "_static" / "screenshots" / "notebooks"
+
+
+def with_picture(path):
+    """The notebook at ``path``, with the picture of its first figure (if there is one)
+    after its title cell: the notebooks are shown without outputs."""
+    picture = NOTEBOOK_PICTURES / f"{path.stem}.png"
+    if not picture.is_file():
+        return path.read_bytes()
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    caption = ("The first figure this notebook draws, from a run in JupyterLab "
+               "(`docs/screenshots.py notebooks`); the page shows the code without its outputs.")
+    cell = {"cell_type": "markdown", "id": "picture-of-first-figure", "metadata": {},
+            "source": [f"```{{figure}} ../_static/screenshots/notebooks/{picture.name}\n",
+                       f":alt: The first figure of {path.name}\n", "\n", caption + "\n",
+                       "```\n"]}
+    notebook["cells"].insert(1, cell)
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
 def copy_notebooks():
     sources = sorted((ROOT / "notebooks").glob("*.ipynb"))
-    _sync_folder(DOCS / "notebooks", {p.name: p.read_bytes() for p in sources})
+    _sync_folder(DOCS / "notebooks", {p.name: with_picture(p) for p in sources})
 
 
 # --------------------------------------------------------------------------- MathJax

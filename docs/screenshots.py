@@ -4,6 +4,8 @@
 * ``explorer.png`` and ``explorer-lasso.png``: the Explorer widget in
   JupyterLab on the digits, driven by the headless Chromium and the
   JupyterLab server of the browser tests (``tests/e2e/conftest.py``);
+* ``notebooks/NAME.png``: the first figure of every notebook in ``notebooks/``,
+  run in the same JupyterLab; the docs show it at the top of the notebook's page;
 * ``quickstart.png``, the quickstart's figure, and one map per method page
   (``hssne.png``, ``mbed.png``, ...): the method run on scikit-learn's digits,
   drawn by :func:`nbembed.plotting.scatter` (the plot ``nbembed embed``
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT_DIR / "tests"))
 
 from e2e.conftest import (  # noqa: E402  (the harness lives with the tests)
     JupyterLab, LabServer, chromium_context, missing_browser_reason)
+from e2e.test_notebooks_offline import _RAN, code_cells  # noqa: E402
 
 #: One device pixel per CSS pixel keeps the pictures small. The Explorer's
 #: plot is 62% of the window's height: at this height the whole widget fits
@@ -271,9 +274,45 @@ def draw_polygon(nb, points, release=True):
         page.mouse.up()
 
 
+# -------------------------------------------------------------------- notebooks
+
+NOTEBOOKS = sorted((ROOT_DIR / "notebooks").glob("*.ipynb"))
+NOTEBOOK_OUT = OUT / "notebooks"
+#: A notebook runs in well under two minutes on two cores; room for a busy machine.
+NOTEBOOK_TIMEOUT_S = 600.0
+#: What a figure is in a notebook's outputs: a bokeh document or an Explorer.
+FIGURES = ("[data-root-id] > *", ".nbembed-explorer")
+
+
+def notebook_shots(context, workdir):
+    """``notebooks/NAME.png``: the first figure each notebook draws, run in JupyterLab.
+    docs/conf.py shows it at the top of the notebook's page."""
+    NOTEBOOK_OUT.mkdir(parents=True, exist_ok=True)
+    with LabServer(workdir / "notebooks", workdir / "state") as server:
+        lab = JupyterLab(context, server)
+        for path in NOTEBOOKS:
+            with lab.notebook(path.stem, code_cells(path)) as nb:
+                nb.page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+                ran = nb.wait_js(_RAN, nb.path, what=f"every cell of {path.name} to run",
+                                 timeout=NOTEBOOK_TIMEOUT_S)
+                if ran["failed"] is not None:
+                    raise RuntimeError(f"{path.name}, code cell {ran['failed']}: {ran['error']}")
+                figure = nb.page.locator(", ".join(f"{nb.scope} {f}" for f in FIGURES)).first
+                if not figure.count():
+                    print(f"{path.name} draws no figure", flush=True)
+                    continue
+                figure.evaluate("(el) => el.scrollIntoView({block: 'start'})")
+                nb.page.wait_for_timeout(1000)  # BokehJS paints after attaching
+                nb.page.mouse.move(0, 0)  # no tooltip
+                png = NOTEBOOK_OUT / f"{path.stem}.png"
+                figure.screenshot(path=str(png))
+                shrink(png)
+                print(f"made notebooks/{png.name}", flush=True)
+
+
 # ------------------------------------------------------------------------- main
 
-PICTURES = ["explorer", *MAPS]
+PICTURES = ["explorer", "notebooks", *MAPS]
 
 
 def main(argv=None):
@@ -294,6 +333,8 @@ def main(argv=None):
             for name in chosen:
                 if name == "explorer":
                     explorer_shots(context, workdir)
+                elif name == "notebooks":
+                    notebook_shots(context, workdir)
                 else:
                     photograph_figures(context, MAPS[name](), OUT / f"{name}.png",
                                        workdir)

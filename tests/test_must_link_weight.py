@@ -107,3 +107,12 @@ def test_bad_rho(rng, rho, error, match):
     with pytest.raises(error, match=match):
         HSSNE(rho=rho).fit(rng.normal(size=(30, 3)))
 
+
+
+def test_the_search_is_timed_as_part_of_the_calibration(rng):
+    X, y, labels = two_moons_with_labels(rng)
+    searched = HSSNE(perplexity=10, max_iter=200, random_state=0).fit(X, labels)
+    fixed = HSSNE(rho=searched.rho_, perplexity=10, max_iter=200, random_state=0).fit(X, labels)
+    # seven maps of 200 iterations each, against none
+    assert searched.timings_.calibration > fixed.timings_.calibration + \
+        3 * fixed.timings_.main

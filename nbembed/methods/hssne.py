@@ -272,7 +272,8 @@ class HSSNE(EmbeddingEstimator):
         wall-clock seconds of ``neighbors`` (the neighbour search, or the
         pairwise distances of an exact P; 0 with ``affinity="precomputed"``),
         ``calibration`` (the perplexity bandwidths, the symmetrization into P
-        and mixing in the must-links; with ``rho="auto"``, the maps that chose it), ``initialization`` (the start),
+        and mixing in the must-links; with ``rho="auto"``, the maps that chose
+        it), ``initialization`` (the start),
         ``early_exaggeration`` and ``main`` (the iterations, with their cost
         checks and the callbacks), the iterations ``n_iter_early`` and
         ``n_iter_main`` of the last two, and ``ms_per_iteration_main``;
@@ -396,11 +397,13 @@ class HSSNE(EmbeddingEstimator):
         if dtype == "auto":
             dtype = "float32" if n >= SINGLE_PRECISION_MIN_N else "float64"
 
-        def run_with(links, rho):
+        def objective_with(links, rho):
             # The objective mixes the must-links into P and casts it to its dtype.
-            objective = HSSNEObjective(P, links, n_components=n_components, alpha=alpha,
-                                       rho=rho, must_link_mixing=mixing, dtype=dtype,
-                                       repulsion=repulsion, **approximation)
+            return HSSNEObjective(P, links, n_components=n_components, alpha=alpha, rho=rho,
+                                  must_link_mixing=mixing, dtype=dtype, repulsion=repulsion,
+                                  **approximation)
+
+        def run_of(objective):
             return EmbeddingRun(objective, start.copy(), cost_every=cost_interval(P),
                                 max_step_norm=max_step_norm,
                                 optimizer=resolve_optimizer(optimizer, alpha),
@@ -408,14 +411,14 @@ class HSSNE(EmbeddingEstimator):
                                 preparation=timings, **schedule)
 
         def embed(labels, rho):
-            run = run_with(must_links_from(labels, annotations, n), rho)
+            run = run_of(objective_with(must_links_from(labels, annotations, n), rho))
             run.run()
             return run.embedding
 
         with timed(timings, "calibration"):
             self.rho_ = rho if rho is not None else self._choose_rho(y, n, embed)
-            run = run_with(links, self.rho_)
-        return run
+            objective = objective_with(links, self.rho_)
+        return run_of(objective)  # after the timed block, so that its time is counted
 
     def _choose_rho(self, y, n, embed):
         """``rho="auto"``: the weight chosen by cross-validation on the labels ``y``, or

@@ -146,11 +146,13 @@ def test_usps_cross_validated_width():
     assert error < 0.34
 
 
-def test_with_chosen_settings_fixes_the_cross_validated_width(rng):
+def test_with_chosen_settings_fixes_the_cross_validated_width_and_graph(rng):
     X, y = blobs(rng, n_per=20, K=3)
     model = small(3, max_iter=30).fit(X, every_tenth(y))
     fixed = model.with_chosen_settings()
     assert fixed is not model and fixed.sigma == model.sigma_ and model.sigma == "auto"
+    assert model.spread_cv_errors_ is not None and model.spread_neighbors == "auto"
+    assert fixed.spread_neighbors == model.spread_neighbors_
     assert small(2, max_iter=30).fit(X[:40]).with_chosen_settings().sigma == "auto"
 
 

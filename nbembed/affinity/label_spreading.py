@@ -115,17 +115,21 @@ def choose_spread_neighbors(indices, targets, folds, candidates=SPREAD_NEIGHBOR_
     """
     weights = targets.sum(axis=1)
     labelled = np.flatnonzero(weights > 0)
-    classes = targets[labelled].argmax(axis=1)
     compared = np.array([k for k in candidates if k <= indices.shape[1]] or [indices.shape[1]])
+    hidden_rows, kept_targets = [], []
+    for fold in np.unique(folds):
+        hidden = labelled[folds == fold]
+        kept = targets.copy()
+        kept[hidden] = 0.0
+        hidden_rows.append(hidden)
+        kept_targets.append(kept)
     errors = np.zeros(len(compared))
     for c, k in enumerate(compared):
         graph = knn_graph(indices[:, :k])
-        for fold in np.unique(folds):
-            hidden = folds == fold
-            kept = targets.copy()
-            kept[labelled[hidden]] = 0.0
-            scores = spread_labels(graph, kept)[labelled[hidden]]
-            errors[c] += weights[labelled[hidden]] @ (scores.argmax(axis=1) != classes[hidden])
+        for hidden, kept in zip(hidden_rows, kept_targets):
+            scores = spread_labels(graph, kept)[hidden]
+            wrong = scores.argmax(axis=1) != targets[hidden].argmax(axis=1)
+            errors[c] += weights[hidden] @ wrong
     errors /= weights[labelled].sum()
     best = len(compared) - 1 - int(np.argmin(errors[::-1]))
     return int(compared[best]), compared, errors

@@ -408,12 +408,15 @@ class Mbed(EmbeddingEstimator):
         return run_for(self.sigma_, weights)
 
     def with_chosen_settings(self):
-        """A copy with ``sigma`` fixed at ``sigma_`` if ``prepare`` chose it by
-        cross-validation; ``self`` otherwise (see
-        ``EmbeddingEstimator.with_chosen_settings``)."""
-        if getattr(self, "sigma_candidates_", None) is None:
-            return self
-        return copy_with(self, sigma=self.sigma_)
+        """A copy with ``sigma`` fixed at ``sigma_`` and ``spread_neighbors`` at
+        ``spread_neighbors_`` where ``prepare`` chose them by cross-validation;
+        ``self`` if it chose neither (see ``EmbeddingEstimator.with_chosen_settings``)."""
+        chosen = {}
+        if getattr(self, "sigma_candidates_", None) is not None:
+            chosen["sigma"] = self.sigma_
+        if getattr(self, "spread_cv_errors_", None) is not None:
+            chosen["spread_neighbors"] = self.spread_neighbors_
+        return copy_with(self, **chosen) if chosen else self
 
     def _resolve_sigma_rule(self, n_classes, label_weights):
         """"number", "quantile" or "cv": how ``sigma`` is set."""

@@ -25,6 +25,7 @@ import logging
 import numpy as np
 
 from .._folds import stratified_folds
+from .._row_products import squared_distances
 
 logger = logging.getLogger("nbembed")
 
@@ -54,9 +55,7 @@ def nearest_labelled_errors(Y, labels, visible, hidden):
     -------
     int
     """
-    A, B = Y[hidden], Y[visible]
-    squared = (A * A).sum(axis=1)[:, None] - 2.0 * A @ B.T + (B * B).sum(axis=1)[None, :]
-    nearest = visible[np.argmin(squared, axis=1)]
+    nearest = visible[np.argmin(squared_distances(Y[hidden], Y[visible]), axis=1)]
     return int(np.count_nonzero(labels[nearest] != labels[hidden]))
 
 

@@ -193,9 +193,9 @@ def run_nbembed(P, Y0, alpha, args):
 def neighbourhoods(X, args):
     """nbembed's kNN P, timed, with its memory."""
     from nbembed.affinity import joint_probabilities
-    from nbembed.affinity.perplexity import _resolve_neighbors
+    from nbembed.affinity.perplexity import _resolve_neighbors, exact_search_work
 
-    kind = _resolve_neighbors("auto", X.shape[0], "euclidean")
+    kind = _resolve_neighbors("auto", exact_search_work(X), "euclidean")
     with MemoryMonitor() as mem:
         t0 = time.perf_counter()
         P = joint_probabilities(X, 30.0, method="knn", random_state=0)

@@ -17,7 +17,8 @@ What the harness does:
   whole data set: wall time, CPU time of the process (all threads) and peak
   resident memory. The warm-up takes the same neighbour search as the timed
   fit: where the whole set is large enough for an approximate search
-  (nbembed above ``EXACT_NEIGHBORS_MAX_N`` = 50 000 points, UMAP from 4096),
+  (nbembed above ``EXACT_NEIGHBORS_MAX_WORK`` = 4e11 compared coordinates, n^2
+  times the features, about 89 000 points in 50-D; UMAP from 4096 points),
   a second warm-up fit forces it, because pynndescent, which both use there,
   compiles its functions at its first call in a process (tens of seconds,
   not cached on disk); that first call is in the fresh column.
@@ -214,16 +215,16 @@ def fit_phases(library, fit, output):
     return None
 
 
-def warm_up_approximate_search(library, n_full, X_small, seed):
-    """Run the approximate neighbour search once if a fit of ``n_full`` points will use it."""
+def warm_up_approximate_search(library, X_full, X_small, seed):
+    """Run the approximate neighbour search once if a fit of ``X_full`` will use it."""
     if library.startswith("nbembed-"):
         from nbembed import HSSNE
-        from nbembed.affinity.perplexity import EXACT_NEIGHBORS_MAX_N
-        if n_full > EXACT_NEIGHBORS_MAX_N:
+        from nbembed.affinity.perplexity import _resolve_neighbors, exact_search_work
+        if _resolve_neighbors("auto", exact_search_work(X_full), "euclidean") == "approximate":
             HSSNE(alpha=float(library.split("-", 1)[1]), affinity="knn",
                   neighbors="approximate", repulsion="fft", random_state=seed,
                   max_iter=50).fit_transform(X_small)
-    elif library == "umap" and n_full >= UMAP_APPROXIMATE_MIN_N:
+    elif library == "umap" and len(X_full) >= UMAP_APPROXIMATE_MIN_N:
         from umap import UMAP
         UMAP(force_approximation_algorithm=True).fit_transform(X_small)
 
@@ -253,7 +254,7 @@ def worker(library, data, seed, fresh, all_cores=True, phases_run=False):
     if not fresh:
         with contextlib.redirect_stdout(io.StringIO()):  # openTSNE's verbose lines
             fit(X[:WARM_UP_POINTS])
-            warm_up_approximate_search(library, len(X), X[:WARM_UP_POINTS], seed)
+            warm_up_approximate_search(library, X, X[:WARM_UP_POINTS], seed)
     # What the library prints goes here, not to stdout, whose last line is the record.
     output = io.StringIO()
     with contextlib.redirect_stdout(output):

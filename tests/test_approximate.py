@@ -454,10 +454,12 @@ def test_neighbors_auto_threshold(monkeypatch, rng):
         NNDescent=_ExactNNDescent))
     X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
     exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact")
-    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_N", 500)
-    assert affinity_module._resolve_neighbors("auto", 800, "euclidean") == "approximate"
-    assert affinity_module._resolve_neighbors("auto", 400, "euclidean") == "exact"
-    assert affinity_module._resolve_neighbors("auto", 800, "precomputed") == "exact"
+    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_WORK", 500 * 500 * 6)
+    work = affinity_module.exact_search_work
+    assert work(X) == 800 * 800 * 6
+    assert affinity_module._resolve_neighbors("auto", work(X), "euclidean") == "approximate"
+    assert affinity_module._resolve_neighbors("auto", work(X[:500]), "euclidean") == "exact"
+    assert affinity_module._resolve_neighbors("auto", work(X), "precomputed") == "exact"
     approx = joint_probabilities(X, 10.0, method="knn")
     np.testing.assert_allclose(approx.toarray(), exact.toarray(), rtol=1e-6, atol=1e-12)
     with pytest.raises(ValueError, match="precomputed"):
@@ -485,7 +487,7 @@ def test_approximate_neighbors_without_pynndescent(monkeypatch, rng):
     X = rng.normal(size=(60, 3))
     with pytest.raises(ImportError, match="pynndescent"):
         joint_probabilities(X, 5.0, method="knn", neighbors="approximate")
-    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_N", 10)
+    monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_WORK", 10)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         P = joint_probabilities(X, 5.0, method="knn")  # "auto" falls back to exact
@@ -543,3 +545,11 @@ def test_a_joint_p_stores_no_zero_even_where_conditionals_are_subnormal():
     assert S.nnz == np.count_nonzero(S.toarray()) and np.all(S.data > 0)
     assert S.data.sum() == pytest.approx(1.0)
     assert S.has_sorted_indices
+
+
+def test_exact_search_work_counts_stored_entries_of_sparse_rows():
+    import scipy.sparse as sparse
+
+    X = sparse.random(200, 10_000, density=0.002, format="csr", random_state=0)
+    assert affinity_module.exact_search_work(X) == pytest.approx(200 * 200 * X.nnz / 200)
+    assert affinity_module.exact_search_work(np.zeros((30, 4))) == 30 * 30 * 4

@@ -15,10 +15,16 @@ Two ways to build it, chosen by ``method``:
 
 The neighbours of the kNN P are exact (scikit-learn's ``NearestNeighbors``)
 or approximate (nearest-neighbour descent from the optional package
-pynndescent), chosen by ``neighbors``; ``"auto"`` is exact up to
-``EXACT_NEIGHBORS_MAX_N`` points. Exact search costs O(n^2 d) in high
-dimensions and nearest-neighbour descent roughly O(n log n d); on 50-dimensional
-data they took about as long at 70 000 points on two cores.
+pynndescent), chosen by ``neighbors``; ``"auto"`` is exact while the search
+compares at most ``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the
+stored entries per row of sparse data). Exact search costs O(n^2 d) and
+nearest-neighbour descent roughly O(n log n d), but pynndescent compiles for
+about 20 s at its first call in every process (Numba, not cached on disk). On two
+cores, 91 neighbours: 70 000 x 50 took 9 s exactly and 4-8 s by descent (+20 s
+the first time; recall 0.990-0.9996); 140 000 x 50 35 s and 17 s; 20 000 x 784
+5 s and 5 s; 40 000 x 784 19 s and 10 s. The budget, 4e11, is where exact
+search costs a few seconds more than a warm descent and far less than a first
+one: about 89 000 points in 50 dimensions, 22 000 in 784.
 
 Data rows may be a scipy.sparse CSR matrix with ``metric="euclidean"`` or
 ``"cosine"``: scikit-learn computes the distances from the stored entries
@@ -56,10 +62,11 @@ from ..optim.timings import timed
 METHODS = ("auto", "exact", "knn")
 NEIGHBORS = ("auto", "exact", "approximate")
 
-#: Up to this many points ``neighbors="auto"`` finds exact nearest neighbours;
-#: above it, approximate ones when pynndescent is installed. Overridable with
-#: the environment variable ``NBEMBED_EXACT_NEIGHBORS_MAX_N``.
-EXACT_NEIGHBORS_MAX_N = int(os.environ.get("NBEMBED_EXACT_NEIGHBORS_MAX_N", 50000))
+#: Up to this many compared coordinates (n^2 times the features, or the stored
+#: entries per row of sparse data) ``neighbors="auto"`` finds exact nearest
+#: neighbours; above it, approximate ones when pynndescent is installed.
+#: Overridable with the environment variable ``NBEMBED_EXACT_NEIGHBORS_MAX_WORK``.
+EXACT_NEIGHBORS_MAX_WORK = float(os.environ.get("NBEMBED_EXACT_NEIGHBORS_MAX_WORK", 4e11))
 
 
 def _resolve_method(method, n):
@@ -79,10 +86,19 @@ def _check_perplexity(perplexity, n):
     return perplexity
 
 
-def _resolve_neighbors(neighbors, n, metric):
+def exact_search_work(X):
+    """Coordinates an exact search of every row's neighbours compares: n^2 times
+    the features (the stored entries per row for sparse ``X``)."""
+    n = X.shape[0]
+    per_row = X.nnz / max(n, 1) if sp.issparse(X) else X.shape[1]
+    return float(n) * float(n) * max(per_row, 1.0)
+
+
+def _resolve_neighbors(neighbors, work, metric):
+    """"exact" or "approximate" for ``neighbors``; ``work`` is :func:`exact_search_work`."""
     check_option(neighbors, "neighbors", NEIGHBORS)
     if neighbors == "auto":
-        if n <= EXACT_NEIGHBORS_MAX_N or metric == "precomputed":
+        if work <= EXACT_NEIGHBORS_MAX_WORK or metric == "precomputed":
             return "exact"
         try:
             import pynndescent  # noqa: F401
@@ -116,7 +132,8 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
     neighbors : {"auto", "exact", "approximate"}
         How ``method="knn"`` finds them: exactly, or by nearest-neighbour
         descent (pynndescent, optional). "auto": exact up to
-        ``EXACT_NEIGHBORS_MAX_N`` points or when pynndescent is missing.
+        ``EXACT_NEIGHBORS_MAX_WORK`` compared coordinates (about 89 000 points
+        in 50 dimensions) or when pynndescent is missing.
     random_state : int, RandomState or None
         Seed of the approximate neighbour search.
     timings : dict, optional
@@ -238,7 +255,7 @@ def nearest_neighbors(X, k, *, metric="euclidean", neighbors="auto", random_stat
     dist, idx : ndarray (n, k)
         Distances and indices, nearest first.
     """
-    if _resolve_neighbors(neighbors, X.shape[0], metric) == "approximate":
+    if _resolve_neighbors(neighbors, exact_search_work(X), metric) == "approximate":
         return _approximate_neighbors(X, k, metric, random_state)
     return _nearest_neighbors(X, k, metric)
 

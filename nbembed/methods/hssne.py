@@ -189,8 +189,9 @@ class HSSNE(EmbeddingEstimator):
     neighbors : {"auto", "exact", "approximate"}, default="auto"
         How the nearest neighbours of the kNN P are found: exact (scikit-learn)
         or approximate (nearest-neighbour descent, needs the optional package
-        pynndescent). "auto" is exact up to 50 000 points (see
-        :mod:`nbembed.affinity.perplexity`).
+        pynndescent). "auto" is exact while it compares at most 4e11
+        coordinates, n^2 times the features (about 89 000 points in 50
+        dimensions, 22 000 in 784; see :mod:`nbembed.affinity.perplexity`).
     metric : str, default="euclidean"
         Input metric: any of :func:`sklearn.metrics.pairwise_distances`
         ("cosine", ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be

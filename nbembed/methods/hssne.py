@@ -207,7 +207,7 @@ class HSSNE(EmbeddingEstimator):
         attraction over the stored entries of a sparse P. "auto" is exact with
         a dense P (``affinity="exact"``, the default up to 5000 points) and up
         to 2000 points; above, a grid of at most 4 nodes per point, as fine
-        as that allows (node spacing 0.1 to 0.2), and Barnes-Hut once the
+        as that allows (node spacing 0.1 to 0.25), and Barnes-Hut once the
         embedding is too wide for it (:func:`~nbembed.objectives.hssne.adaptive_grid_spacing`,
         docs/scale.md).
     theta : float, default=0.5

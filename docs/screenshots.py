@@ -197,7 +197,7 @@ from nbembed.datasets import load_digits
 from nbembed.widget import Explorer
 
 X, y = load_digits()
-ex = Explorer(X, method=HSSNE(alpha=1.0, random_state=0), colors=y,
+ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=1000, random_state=0), colors=y,
               images=X.reshape(-1, 8, 8))
 ex
 """]

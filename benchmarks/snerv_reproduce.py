@@ -6,9 +6,12 @@ cross-validation. In each fold the test points' labels are hidden (-1), every
 point is embedded in 2-D, and each test point is classified by the 5 nearest
 training points in the embedding. Methods:
 
-* SNeRV with tradeoff 0.1 and 0.3: the learning metric is fitted once per fold
-  with its default validation of the number of Gaussians and their width
-  (3 internal folds of the labelled points); the tradeoff 0.3 embedding is
+* SNeRV with tradeoff 0.1 and 0.3, defaults: the learning metric is fitted once
+  per fold with its default validation of the number of Gaussians and their
+  width (3 internal folds of the labelled points), and ``euclidean_weight="auto"``
+  keeps its distances unless it classified those held-out labelled points worse
+  than 5 nearest neighbours in the input did (then the input's distances, an
+  unsupervised NeRV; each fold prints which); the tradeoff 0.3 embedding is
   NeRV on the same learning-metric distances with the same start and
   effective number of neighbours, which is what ``SNeRV(tradeoff=0.3)``
   computes when it fits the same metric.
@@ -38,6 +41,9 @@ Usage (from the repository root; data from ../shared/data)::
         --methods "SNeRV 0.1 +E,NeRV 0.1,t-SNE"                         # other shared sets
     PYTHONPATH=. python benchmarks/snerv_reproduce.py --datasets usps --pca 50   # PCA first
     PYTHONPATH=. python benchmarks/snerv_reproduce.py --datasets my.npz         # any X, y file
+    PYTHONPATH=. python benchmarks/snerv_reproduce.py --decisions --datasets wine,iris
+        # only the metric per fold: what "auto" decides, and the test errors of the
+        # metric's classifier and of 5-NN in the input beside it (no embedding)
 
 On 2 idle cores a vehicle fold takes about 10 s and a USPS fold 35-45 s
 (the metric's validation is most of it); several times that on a busy machine.
@@ -78,6 +84,9 @@ def parse_args(argv=None):
                         "(0: none), for every method alike")
     p.add_argument("--euclidean-weight", type=float, default=0.1,
                    help="euclidean_weight of the 'SNeRV 0.1 +E' embedding")
+    p.add_argument("--decisions", action="store_true",
+                   help="fit only the learning metric per fold and print what "
+                        "euclidean_weight='auto' decides, with test errors beside it")
     p.add_argument("--methods", default="SNeRV 0.3,NeRV 0.1,NeRV 0.3,t-SNE",
                    help="comma-separated subset of: " + ", ".join(METHODS)
                         + " (SNeRV 0.1 always runs)")
@@ -116,7 +125,8 @@ def one_fold(X, y, train, test, seed, methods, euclidean_weight):
     errors["SNeRV 0.1"] = error(run.embedding)
     metric = run.learning_metric
     notes.update(K=metric.n_components_, sigma=metric.sigma_, neighbours=run.n_neighbors,
-                 metric_error=float(np.mean(metric.predict(X[test]) != y[test])))
+                 metric_error=float(np.mean(metric.predict(X[test]) != y[test])),
+                 distances="input" if np.isinf(run.euclidean_weight) else "metric")
     # The other SNeRV embeddings: NeRV on distances of the same metric, with the
     # same start and effective number of neighbours, which is what SNeRV with these
     # settings computes when it fits the same metric.
@@ -137,6 +147,36 @@ def one_fold(X, y, train, test, seed, methods, euclidean_weight):
     return errors, notes
 
 
+def decisions(X, y, folds, seed):
+    """Per fold: the metric's and 5-NN's validation errors on the labelled points (what
+    ``euclidean_weight="auto"`` compares), its decision, and both test errors."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from nbembed.affinity.learning_metric import LearningMetric
+    from nbembed.methods.nerv_run import choose_euclidean_weight
+
+    print("| fold | validation: metric | 5-NN in X | only metric / only 5-NN missed | distances "
+          "| test: metric | 5-NN in X |")
+    print("|---|---|---|---|---|---|---|")
+    tests = []
+    for f, (train, test) in enumerate(folds):
+        partial = y.copy()
+        partial[test] = -1
+        metric = LearningMetric(random_state=seed).fit(X, partial)
+        choice = "input" if np.isinf(choose_euclidean_weight("auto", metric)) else "metric"
+        metric_test = float(np.mean(metric.predict(X[test]) != y[test]))
+        knn_test = float(np.mean(
+            KNeighborsClassifier(5).fit(X[train], y[train]).predict(X[test]) != y[test]))
+        tests.append((metric_test, knn_test, choice))
+        only_metric, only_knn = metric.validation_disagreements_
+        print(f"| {f} | {metric.validation_error_:.3f} | {metric.knn_validation_error_:.3f} | "
+              f"{only_metric:.0f} / {only_knn:.0f} | {choice} | {metric_test:.3f} | "
+              f"{knn_test:.3f} |", flush=True)
+    m, k, _ = zip(*tests)
+    print(f"| mean | | | | {sum(c == 'input' for *_, c in tests)} of {len(tests)} input | "
+          f"{np.mean(m):.3f} | {np.mean(k):.3f} |")
+
+
 def main(argv=None):
     args = parse_args(argv)
     methods = [m for m in METHODS if m in args.methods.split(",") or m == "SNeRV 0.1"]
@@ -146,6 +186,9 @@ def main(argv=None):
         results = {m: [] for m in methods}
         metric_errors = []
         print(f"\n## {name}: n = {len(y)}, d = {X.shape[1]}, {len(np.unique(y))} classes")
+        if args.decisions:
+            decisions(X, y, folds[:args.folds], args.seed)
+            continue
         for f, (train, test) in enumerate(folds[:args.folds]):
             start = time.perf_counter()
             errors, notes = one_fold(X, y, train, test, args.seed, methods,
@@ -156,6 +199,7 @@ def main(argv=None):
             print(f"fold {f}: " + ", ".join(f"{m} {errors[m]:.3f}" for m in methods)
                   + f" | metric K = {notes['K']}, sigma = {notes['sigma']:.3g}, "
                   f"test error {notes['metric_error']:.3f}, "
+                  f"SNeRV on the {notes['distances']}'s distances, "
                   f"neighbours = {notes['neighbours']:.1f} | "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
         snerv = [m for m in ("SNeRV 0.1", "SNeRV 0.3") if m in methods]

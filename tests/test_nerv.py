@@ -1,6 +1,8 @@
 """NeRV and SNeRV: kernels against NumPy, gradients, identities, the run protocol,
 bad input, the retrieval measures and quality on real data."""
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
@@ -295,7 +297,9 @@ def test_snerv_embeds_labelled_and_unlabelled_points(iris):
     assert model.embedding_.shape == (150, 2) and np.all(np.isfinite(model.embedding_))
     assert model.learning_metric_.n_components_ == 6
     assert model.n_neighbors_ == pytest.approx(20.0)   # the paper's 0.5 n / K = 12.5, raised
-    assert model.euclidean_weight_ == 0.0                # the paper's distances by default
+    # "auto" keeps the paper's distances when the metric was not validated (K and
+    # sigma given).
+    assert model.euclidean_weight_ == 0.0
     # Unlabelled points land among their class: 5-NN error from the labelled ones.
     err = knn_error(model.embedding_, y, k=5, train=partial >= 0, test=partial < 0)
     assert err < 0.1
@@ -386,6 +390,97 @@ def test_snerv_euclidean_weight_reaches_the_run_new_points_and_new_labels(iris):
     assert run.euclidean_weight == 0.4 and run.learning_metric.classes_.tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="euclidean_weight"):
         SNeRV(euclidean_weight=-1.0).fit(X, partial)
+
+
+def test_learning_metric_records_held_out_errors_of_itself_and_of_input_neighbours(iris):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = iris
+    folds = [(np.flatnonzero(np.arange(150) % 3 != f), np.flatnonzero(np.arange(150) % 3 == f))
+             for f in range(3)]
+    metric = LearningMetric(n_components=[3, 6], sigma=[1.0, 0.5], cv=folds,
+                            random_state=0).fit(X, y)
+    knn = np.mean([np.mean(KNeighborsClassifier(5).fit(X[a], y[a]).predict(X[b]) != y[b])
+                   for a, b in folds])
+    assert metric.knn_validation_error_ == pytest.approx(knn)
+    chosen = max(metric.validation_scores_, key=lambda r: r["validation_log_likelihood"])
+    assert metric.validation_error_ == chosen["validation_error"]
+    assert all(0.0 <= r["validation_error"] < 0.2 for r in metric.validation_scores_)
+    metric_missed, knn_missed = metric.validation_disagreements_
+    assert metric_missed >= 0 and knn_missed >= 0
+    assert metric_missed - knn_missed == pytest.approx(
+        150 * (metric.validation_error_ - metric.knn_validation_error_))  # folds of 50
+    fixed = LearningMetric(n_components=3, sigma=0.5, random_state=0).fit(X, y)
+    assert fixed.validation_error_ is None and fixed.knn_validation_error_ is None
+    assert fixed.validation_disagreements_ is None
+
+
+class _ValidatedMetric:
+    def __init__(self, only_metric_missed=None, only_neighbours_missed=None):
+        self.validation_disagreements_ = (
+            None if only_metric_missed is None else (only_metric_missed, only_neighbours_missed))
+
+
+def test_auto_euclidean_weight_falls_back_to_the_input_only_when_the_metric_clearly_loses():
+    from nbembed.methods.nerv_run import choose_euclidean_weight
+
+    assert choose_euclidean_weight("auto", _ValidatedMetric(3, 10)) == 0.0    # the metric wins
+    assert choose_euclidean_weight("auto", _ValidatedMetric(5, 5)) == 0.0     # a tie
+    assert choose_euclidean_weight("auto", _ValidatedMetric(3, 0)) == 0.0     # 3 < 2 sqrt(3)
+    assert math.isinf(choose_euclidean_weight("auto", _ValidatedMetric(4, 0)))   # 4 >= 2 sqrt(4)
+    assert choose_euclidean_weight("auto", _ValidatedMetric(11, 4)) == 0.0    # 7 < 2 sqrt(15)
+    assert math.isinf(choose_euclidean_weight("auto", _ValidatedMetric(13, 4)))
+    assert choose_euclidean_weight("auto", _ValidatedMetric(0, 0)) == 0.0
+    assert choose_euclidean_weight("auto", _ValidatedMetric()) == 0.0         # not validated
+    assert choose_euclidean_weight(0.3, _ValidatedMetric(90, 0)) == 0.3
+
+
+def _interleaved_spirals(rng, n_per=90):
+    """Two spirals wound into each other: nearest neighbours classify them, a few
+    isotropic Gaussians cannot."""
+    t = np.sqrt(rng.uniform(0.05, 1.0, n_per)) * 3.0 * np.pi
+    arms = [np.column_stack([t * np.cos(t + shift), t * np.sin(t + shift)])
+            for shift in (0.0, np.pi)]
+    X = np.vstack(arms) + 0.1 * rng.normal(size=(2 * n_per, 2))
+    return X, np.repeat([0, 1], n_per)
+
+
+def test_snerv_uses_the_input_distances_when_its_metric_classifies_worse(rng):
+    X, y = _interleaved_spirals(rng)
+    partial = np.where(np.arange(len(y)) % 3 == 0, y, -1)
+    metric = LearningMetric(n_components=[1, 2], random_state=0)
+    model = SNeRV(learning_metric=metric, n_neighbors=15, max_iter=30, random_state=0)
+    model.fit(X, partial)
+    only_metric_missed, only_neighbours_missed = model.learning_metric_.validation_disagreements_
+    assert only_metric_missed - only_neighbours_missed >= 2 * math.sqrt(
+        only_metric_missed + only_neighbours_missed)
+    assert math.isinf(model.euclidean_weight_)
+    # The map is NeRV's on the input: the same neighbourhoods.
+    nerv = NeRV(n_neighbors=15, max_iter=30, random_state=0).fit(X)
+    np.testing.assert_allclose(model.affinities_, nerv.affinities_, rtol=1e-6, atol=1e-12)
+    # New points are measured in the input as well.
+    D = model.prepare(X, partial).distances.pairwise_distances(X[:4], X)
+    np.testing.assert_allclose(D, np.sqrt(np.square(X[:4, None] - X[None]).sum(axis=2)),
+                               rtol=1e-9, atol=1e-9)
+    # Where the metric wins (classes decided by one feature), "auto" keeps it.
+    X2 = rng.uniform(-3, 3, size=(120, 2))
+    y2 = (X2[:, 0] > 0).astype(int)
+    kept = SNeRV(learning_metric=LearningMetric(n_components=[2, 4], random_state=0),
+                 n_neighbors=15, max_iter=5, random_state=0).fit(X2, y2)
+    assert kept.euclidean_weight_ == 0.0
+
+
+def test_snerv_decides_the_euclidean_weight_again_for_new_labels(rng):
+    X, y = _interleaved_spirals(rng)
+    run = SNeRV(learning_metric=LearningMetric(n_components=[1, 2], random_state=0),
+                n_neighbors=10, random_state=0).prepare(X, np.where(np.arange(180) % 3, -1, y))
+    assert math.isinf(run.euclidean_weight) and run.euclidean_setting == "auto"
+    X2 = rng.uniform(-3, 3, size=(180, 2))
+    run.X = X2                       # the same run, labels that the metric classifies well
+    run.set_annotations(y=(X2[:, 0] > 0).astype(int))
+    assert run.euclidean_weight == 0.0
+    with pytest.raises(ValueError, match="euclidean_weight"):
+        SNeRV(euclidean_weight="sometimes").fit(X, y)
 
 
 def test_learning_metric_distances_check_the_array_they_allocate(iris, monkeypatch):

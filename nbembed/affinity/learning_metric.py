@@ -43,6 +43,7 @@ from threadpoolctl import threadpool_limits
 from .. import _config
 from .._estimator import Classifier, check_is_fitted
 from .._kernels.learning_metric import straight_path_distances
+from .._row_products import squared_distances
 from .._validation import check_allocation, check_data, check_new_data, check_number, \
     check_random_state
 from .class_mixture import (CENTROID_PENALTY, THETA_PENALTY, component_responsibilities,
@@ -57,8 +58,31 @@ SIGMA_FACTORS = (2.0, 1.0, 0.5, 0.25)
 #: Components per class tried when ``n_components="auto"``.
 COMPONENTS_PER_CLASS = (1, 2, 4, 8)
 
+#: Neighbours of the input-space classifier that ``knn_validation_error_``
+#: measures (the 5-NN error SNeRV's maps are judged by).
+VALIDATION_NEIGHBORS = 5
+
 
 # --------------------------------------------------------------------------- fitting
+
+def _misses(scores, targets):
+    """Whether each row's highest score misses its (hard) label."""
+    return np.argmax(scores, axis=1) != np.argmax(targets, axis=1)
+
+
+def _knn_misses(X_train, T_train, X_test, T_test, k=None):
+    """:func:`_misses` of a vote (summing the label rows) of the ``k`` (default
+    ``VALIDATION_NEIGHBORS``) nearest training rows in Euclidean distance."""
+    k = min(k or VALIDATION_NEIGHBORS, X_train.shape[0])
+    nearest = np.argsort(squared_distances(X_test, X_train), axis=1, kind="stable")[:, :k]
+    return _misses(T_train[nearest].sum(axis=1), T_test)
+
+
+def _mean_error(missed, weights):
+    """Mean over the folds of the weighted share of missed held-out points."""
+    return float(np.mean([w @ m / w.sum() if w.sum() > 0 else 0.0
+                          for m, w in zip(missed, weights)]))
+
 
 def _initial_parameters(X_init, init_weights, X, targets, weights, n_components, rng):
     """Weighted k-means centroids on every point given (labelled or not), and theta
@@ -146,7 +170,19 @@ class LearningMetric(Classifier):
     n_components_ : int
         K, the number of Gaussians.
     validation_scores_ : list of dict
-        Mean held-out log-likelihood for every (n_components, sigma) tried.
+        Mean held-out log-likelihood and classification error for every
+        (n_components, sigma) tried.
+    validation_error_ : float or None
+        Held-out classification error (weighted, mean over the folds) of the
+        chosen setting; None when K and sigma were given and nothing was validated.
+    knn_validation_error_ : float or None
+        The same for ``VALIDATION_NEIGHBORS`` nearest labelled neighbours in the
+        input's Euclidean distances, on the same folds: what the metric has to
+        beat to be worth using (``SNeRV(euclidean_weight="auto")``).
+    validation_disagreements_ : (float, float) or None
+        Weighted counts of held-out labelled points that the metric's
+        classifier misses and the nearest neighbours get right, and the
+        reverse (the discordant pairs of a paired comparison of the two).
     log_likelihood_ : float
         Mean conditional log-likelihood of the labelled training points.
     n_iter_ : int
@@ -228,6 +264,8 @@ class LearningMetric(Classifier):
         ks = self._component_grid(targets.shape[1], Xl.shape[0])
         given = self._sigma_candidates()
         self.validation_scores_ = []
+        self.validation_error_ = self.knn_validation_error_ = None
+        self.validation_disagreements_ = None
         # The products here are small: with several BLAS threads, their start-up and
         # spinning cost up to 20x the arithmetic on a busy machine.
         with threadpool_limits(1, user_api="blas"):
@@ -317,24 +355,43 @@ class LearningMetric(Classifier):
                           random_state=seed).split(Xl))
 
     def _select(self, Xl, Tl, wl, unlabelled, ks, rng, max_iter, tol, positions):
-        """(K, index of the width) with the best mean held-out log-likelihood."""
-        scores = {}
-        for train, test in self._folds(Xl, Tl, rng, positions):
+        """(K, index of the width) with the best mean held-out log-likelihood.
+
+        Also records the held-out classification errors of every setting and of
+        nearest neighbours in the input (``validation_error_``,
+        ``knn_validation_error_``).
+        """
+        scores, missed = {}, {}
+        folds = self._folds(Xl, Tl, rng, positions)
+        for train, test in folds:
+            missed.setdefault("knn", []).append(
+                _knn_misses(Xl[train], Tl[train], Xl[test], Tl[test]))
             for k in ks:
                 fits = self._fit_widths(Xl[train], Tl[train], wl[train], unlabelled, k, rng,
                                         max_iter, tol)
                 for index, (centroids, theta, s, _) in enumerate(fits):
                     score = mean_log_likelihood(Xl[test], Tl[test], wl[test], centroids,
                                                 theta, s)
+                    proba = component_responsibilities(Xl[test], centroids, s) \
+                        @ softmax_columns(theta).T
                     scores.setdefault((k, index), []).append((score, s))
+                    missed.setdefault((k, index), []).append(_misses(proba, Tl[test]))
+        weights = [wl[test] for _, test in folds]
         best, best_score = None, -np.inf
         for (k, index), values in scores.items():
             mean = float(np.mean([v for v, _ in values]))
             self.validation_scores_.append(dict(
                 n_components=k, sigma=float(np.mean([s for _, s in values])),
-                validation_log_likelihood=mean))
+                validation_log_likelihood=mean,
+                validation_error=_mean_error(missed[k, index], weights)))
             if mean > best_score:
                 best, best_score = (k, index), mean
+        self.validation_error_ = _mean_error(missed[best], weights)
+        self.knn_validation_error_ = _mean_error(missed["knn"], weights)
+        metric_missed, knn_missed, w = (np.concatenate(a) for a in
+                                        (missed[best], missed["knn"], weights))
+        self.validation_disagreements_ = (float(w @ (metric_missed & ~knn_missed)),
+                                          float(w @ (knn_missed & ~metric_missed)))
         return best
 
     # -- the model -----------------------------------------------------------------

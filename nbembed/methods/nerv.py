@@ -27,6 +27,8 @@ docs/nerv.md for the measurements behind the default.
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,7 +44,8 @@ from ..objectives.nerv import TRADEOFF, NeRVObjective
 from ._base import EmbeddingEstimator, enable_verbose_logging, initial_embedding, \
     validate_input
 from ._new_points import NewPoints, precomputed_reach
-from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, SupervisedDistances, metric_targets
+from .nerv_run import OPTIMIZERS, NeRVRun, SNeRVRun, SupervisedDistances, \
+    choose_euclidean_weight, metric_targets
 
 logger = logging.getLogger("nbembed")
 
@@ -265,9 +268,12 @@ AUTO_NEIGHBORS_FLOOR = 20.0
 
 
 #: Default weight of the Euclidean term in SNeRV's distances (``SupervisedDistances``):
-#: none, the paper's SNeRV. Weights of 0.1 and 0.3 changed the test errors of
-#: benchmarks/snerv_reproduce.py in both directions, by about as much (docs/nerv.md).
-EUCLIDEAN_WEIGHT = 0.0
+#: "auto", none (the paper's SNeRV) unless the learning metric classifies held-out
+#: labelled points worse than their nearest neighbours in the input, then the input's
+#: distances alone (``choose_euclidean_weight``). Fixed weights of 0.1 and 0.3
+#: changed the test errors of benchmarks/snerv_reproduce.py in both directions, by
+#: about as much (docs/nerv.md).
+EUCLIDEAN_WEIGHT = "auto"
 
 
 def auto_neighbors(n_samples, n_mixture_components):
@@ -301,13 +307,18 @@ class SNeRV(_NeRVEstimator):
         ``random_state`` gets this estimator's); None uses
         ``LearningMetric(random_state=random_state)``, which chooses its
         number of Gaussians and width by 3-fold validation likelihood.
-    euclidean_weight : float, default=0.0
+    euclidean_weight : float or "auto", default="auto"
         Weight w >= 0 of a Euclidean term in the squared distances,
         d^2 = d_L^2 + w (s_L / s_E) ||x - z||^2 with s_L, s_E the median
         squared learning-metric and Euclidean distances over the pairs of
         points (``SupervisedDistances``). The learning metric is nearly zero
         inside class regions; the term orders neighbours there by the input.
-        0 is the paper's SNeRV; docs/nerv.md has measurements with 0.1.
+        0 is the paper's SNeRV; docs/nerv.md has measurements with 0.1;
+        ``math.inf`` uses the Euclidean distances alone (an unsupervised NeRV).
+        "auto" decides from the labels: 0 unless the metric's classifier
+        misclassifies more held-out labelled points than 5 nearest labelled
+        neighbours in the input do on the same folds of its validation, then
+        inf (a map cannot place points better than its metric classifies them).
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
     max_iter : int, default=300
     anneal_iter : int, default=100
@@ -324,7 +335,9 @@ class SNeRV(_NeRVEstimator):
     learning_metric_ : LearningMetric
         The fitted metric.
     euclidean_weight_ : float
-        The weight of the Euclidean term used.
+        The weight of the Euclidean term used (what "auto" chose; inf: the
+        input's distances alone). ``learning_metric_.validation_error_`` and
+        ``knn_validation_error_`` are the errors it compared.
     n_neighbors_ : float
         The effective number of neighbours used.
     cost_, recall_divergence_, precision_divergence_, affinities_, bandwidths_,
@@ -392,7 +405,7 @@ class SNeRV(_NeRVEstimator):
         X = validate_input(X, min_samples=4)
         n = X.shape[0]
         self._check_params(n)
-        weight = check_number(self.euclidean_weight, "euclidean_weight", low=0)
+        setting = self._check_euclidean_weight()
         check_repeated_rows(X, stacklevel=3)
         if self.learning_metric is None:
             template = LearningMetric(random_state=self.random_state)
@@ -411,10 +424,28 @@ class SNeRV(_NeRVEstimator):
             n_neighbors = auto_neighbors(n, metric.n_components_)
         else:
             n_neighbors = self._check_n_neighbors(self.n_neighbors, n)
+        weight = choose_euclidean_weight(setting, metric)
+        if math.isinf(weight) and setting == "auto":
+            logger.info("SNeRV: the learning metric misclassified %.3f of the held-out "
+                        "labelled points, 5 nearest neighbours in the input %.3f; the map "
+                        "uses the input's distances.", metric.validation_error_,
+                        metric.knn_validation_error_)
         distances, D = SupervisedDistances.fit_distances(metric, X, weight)
         self.n_features_in_ = X.shape[1]
-        return self._make_run(D, "precomputed", n_neighbors, init,
-                              run_class=SNeRVRun, X=X, distances=distances)
+        return self._make_run(D, "precomputed", n_neighbors, init, run_class=SNeRVRun, X=X,
+                              distances=distances, euclidean_setting=setting)
+
+    def _check_euclidean_weight(self):
+        """``euclidean_weight`` checked: "auto" or a number >= 0 (inf allowed)."""
+        if isinstance(self.euclidean_weight, str):
+            if self.euclidean_weight != "auto":
+                raise ValueError(f'euclidean_weight must be "auto" or a number >= 0; got '
+                                 f'{self.euclidean_weight!r}.')
+            return "auto"
+        weight = self.euclidean_weight
+        if isinstance(weight, numbers.Real) and math.isinf(weight) and weight > 0:
+            return math.inf
+        return check_number(weight, "euclidean_weight", low=0)
 
     def _store_fitted(self, run):
         super()._store_fitted(run)

@@ -12,7 +12,14 @@ untimed process first to fill it, as any earlier use would have):
    ``--repeats`` processes; medians are printed, and whether the process
    imported scikit-learn (it need not: nbembed's estimators import it only
    for what they take from it).
-2. **A live change of alpha.** In a warm process, a run on ``--n`` points
+2. **Large sets, first fit after installing.** The same fresh-vs-warm pair on
+   ``--sizes`` points of ``data_shapes.mixture`` (50-D), where the sparse
+   neighbourhoods and the approximate repulsion run: once with the disk cache
+   filled (a new notebook kernel on a machine that has used nbembed before) and
+   once with an empty ``NUMBA_CACHE_DIR`` (the first fit after installing:
+   every kernel it uses compiles inside it). "first minus warm" is what the
+   user waits beyond a warm fit.
+3. **A live change of alpha.** In a warm process, a run on ``--n`` points
    (Gaussian blobs in 10 dimensions) is prepared and stepped 300 iterations;
    then, for each new alpha, the time from ``run.set_params(alpha=...)`` to
    the end of the next ``run.step(1)``. That call also evaluates the cost
@@ -50,6 +57,21 @@ print(json.dumps(dict(imports=t1 - t0, read_data=t2 - t1, first_fit=t3 - t2, war
                       sklearn_imported="sklearn" in sys.modules)))
 """
 
+#: Children of part 2 print their record on the last line of stdout.
+FIT_LARGE = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from nbembed import HSSNE
+import numpy as np
+X = np.load(sys.argv[1])
+t1 = time.perf_counter()
+HSSNE(random_state=0).fit_transform(X)
+t2 = time.perf_counter()
+HSSNE(random_state=0).fit_transform(X)
+t3 = time.perf_counter()
+print(json.dumps(dict(import_and_read=t1 - t0, first_fit=t2 - t1, warm_fit=t3 - t2)))
+"""
+
 LIVE = r"""
 import json, sys, time
 import numpy as np
@@ -72,18 +94,44 @@ print(json.dumps(out))
 """
 
 
-def _child(code, *args):
+def _child(code, *args, cache_dir=None):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.getcwd() + os.pathsep + env.get("PYTHONPATH", "")
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def large_sets(sizes):
+    """Part 2: the first fit of a fresh process on large sets, with the disk cache
+    filled and with an empty one, against the warm fit after it."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from data_shapes import mixture
+
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            data = os.path.join(folder, "mixture.npy")
+            np.save(data, mixture(n)[0])
+            empty = os.path.join(folder, "numba-cache")
+            first_ever = _child(FIT_LARGE, data, cache_dir=empty)
+            cached = _child(FIT_LARGE, data, cache_dir=empty)  # the cache it filled
+        print(f"\n50-D mixture, n = {n}, HSSNE() defaults, one fresh process each")
+        for label, record in (("empty disk cache (after installing)", first_ever),
+                              ("disk cache filled", cached)):
+            extra = record["first_fit"] - record["warm_fit"]
+            print(f"  {label:37s} first fit {record['first_fit']:7.2f} s, warm "
+                  f"{record['warm_fit']:7.2f} s, first minus warm {extra:6.2f} s "
+                  f"(import and read {record['import_and_read']:.2f} s)")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 70_000],
+                        help="points of the 50-D mixture for part 2 (none: skip it)")
     args = parser.parse_args(argv)
 
     from nbembed.datasets import load_digits
@@ -103,6 +151,8 @@ def main(argv=None):
     print(f"  fresh minus warm            {statistics.median(penalty):7.2f} s "
           f"(import + first fit - warm fit; range {min(penalty):.2f}-{max(penalty):.2f} s)")
     print(f"  scikit-learn imported     {' / '.join(map(str, sorted(sklearn)))}")
+
+    large_sets(args.sizes)
 
     _child(LIVE, args.n)  # fills the cache for the kernels of this size
     live = _child(LIVE, args.n)

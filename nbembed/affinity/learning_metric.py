@@ -359,7 +359,7 @@ class LearningMetric(Classifier):
 
         Also records the held-out classification errors of every setting and of
         nearest neighbours in the input (``validation_error_``,
-        ``knn_validation_error_``).
+        ``knn_validation_error_``, ``validation_disagreements_``).
         """
         scores, missed = {}, {}
         folds = self._folds(Xl, Tl, rng, positions)

@@ -269,7 +269,7 @@ AUTO_NEIGHBORS_FLOOR = 20.0
 
 #: Default weight of the Euclidean term in SNeRV's distances (``SupervisedDistances``):
 #: "auto", none (the paper's SNeRV) unless the learning metric classifies held-out
-#: labelled points worse than their nearest neighbours in the input, then the input's
+#: labelled points clearly worse than their nearest neighbours in the input, then the input's
 #: distances alone (``choose_euclidean_weight``). Fixed weights of 0.1 and 0.3
 #: changed the test errors of benchmarks/snerv_reproduce.py in both directions, by
 #: about as much (docs/nerv.md).
@@ -316,9 +316,10 @@ class SNeRV(_NeRVEstimator):
         0 is the paper's SNeRV; docs/nerv.md has measurements with 0.1;
         ``math.inf`` uses the Euclidean distances alone (an unsupervised NeRV).
         "auto" decides from the labels: 0 unless the metric's classifier
-        misclassifies more held-out labelled points than 5 nearest labelled
-        neighbours in the input do on the same folds of its validation, then
-        inf (a map cannot place points better than its metric classifies them).
+        clearly misclassifies more held-out labelled points than 5 nearest
+        labelled neighbours in the input do on the same folds of its validation
+        (a paired sign test, ``nerv_run.FALLBACK_Z``), then inf (a map cannot
+        place points better than its metric classifies them).
     optimizer : {"lbfgs", "cg"}, default="lbfgs"
     max_iter : int, default=300
     anneal_iter : int, default=100

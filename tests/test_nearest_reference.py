@@ -99,23 +99,25 @@ def test_a_row_gets_the_same_bits_in_any_batch_and_on_any_thread_count():
 
 
 def test_the_error_bound_holds_for_every_pair():
-    """What the search rests on: each float32 estimate lies within its bound of the
-    exact sum (rows of mixed scales, far from the origin, many features)."""
+    """What the search rests on: each float32 estimate, computed as the kernel
+    computes it, lies within its bound of the exact sum (rows of mixed scales,
+    far from the origin, many features)."""
     rng = np.random.default_rng(3)
     for n_features, offset in [(2, 0.0), (64, 10.0), (1000, 1e3)]:
         R = offset + rng.normal(size=(300, n_features)) * rng.uniform(0.01, 10, size=(300, 1))
         X = offset + rng.normal(size=(50, n_features)) * rng.uniform(0.01, 10, size=(50, 1))
         rows = ReferenceRows(R)
-        centred = X - rows.mean
+        centred = (X - rows.mean) * rows.scale
         a = np.sqrt(np.einsum("ij,ij->i", centred, centred))[:, None]
         b = rows.norms[None, :]
-        products = (centred.astype(np.float32) @ rows.centred32.T).astype(np.float64)
-        estimate = a * a + b * b - 2.0 * products
-        c1, c2 = error_bound_factors(n_features)
+        products = centred.astype(np.float32) @ rows.centred32.T
+        estimate = a * a + (rows.sq32[None, :] - np.float32(2.0) * products).astype(np.float64)
+        c1, c2, c3 = error_bound_factors(n_features)
         direct = np.zeros_like(estimate)
         for f in range(n_features):
             direct += (X[:, f, None] - R[None, :, f]) ** 2
-        assert np.all(np.abs(estimate - direct) <= c1 * a * b + c2 * (a + b) ** 2)
+        direct *= rows.scale ** 2
+        assert np.all(np.abs(estimate - direct) <= c1 * a * b + c2 * (a + b) ** 2 + c3)
 
 
 def test_the_transform_of_dense_euclidean_rows_uses_it(monkeypatch):
@@ -137,3 +139,38 @@ def test_the_transform_of_dense_euclidean_rows_uses_it(monkeypatch):
     expected_dist, expected_idx = numpy_nearest(X[300:400], X[:300], placer.n_neighbors)
     np.testing.assert_array_equal(idx, expected_idx)
     np.testing.assert_allclose(dist, np.sqrt(expected_dist), rtol=1e-12)
+
+
+@pytest.mark.parametrize("length", [1, 2, 7, 8, 9, 31, 32, 33, 100])
+def test_chunk_minimum_equals_numpys(length):
+    from nbembed._kernels.nearest import LANES, chunk_minimum
+
+    rng = np.random.default_rng(length)
+    values = rng.normal(size=length + 5).astype(np.float32)
+    lanes = np.empty(LANES, dtype=np.float32)
+    for start in range(0, 5):
+        stop = start + length
+        assert chunk_minimum(values, start, stop, lanes) == values[start:stop].min()
+
+
+@pytest.mark.parametrize("n, k", [
+    (40, 39),     # every other row is a neighbour: fewer chunks than k
+    (300, 90),
+    (1000, 5),
+])
+def test_the_k_nearest_of_the_rows_themselves(n, k):
+    """The k-nearest-neighbour affinities search the rows among themselves: the
+    point itself is dropped, and duplicated rows (ties at distance 0) go by index."""
+    from nbembed.affinity.perplexity import nearest_neighbors
+
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 12)) * rng.uniform(0.1, 3.0, size=(n, 1)) + 20.0
+    X[n // 2:n // 2 + 5] = X[3]
+    dist, idx = nearest_neighbors(X, k, neighbors="exact")
+    sq, order = numpy_nearest(X, X, k + 1)
+    for i in range(n):
+        keep = order[i] != i
+        if keep.all():  # i not among its k + 1 nearest (ties at 0): drop the farthest
+            keep[-1] = False
+        np.testing.assert_array_equal(idx[i], order[i][keep][:k])
+        np.testing.assert_allclose(dist[i], np.sqrt(sq[i][keep][:k]), rtol=1e-12, atol=1e-12)

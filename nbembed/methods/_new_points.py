@@ -268,9 +268,7 @@ class NewPoints:
         """The training data prepared for the dense Euclidean neighbour search, built
         on first use."""
         if getattr(self, "_rows", None) is None:
-            if getattr(self, "_data_t", None) is None:
-                self._data_t = np.ascontiguousarray(self.data.T, dtype=np.float64)
-            self._rows = ReferenceRows(self.data, self._data_t)
+            self._rows = ReferenceRows(self.data)
         return self._rows
 
     def _squared_euclidean(self, X):

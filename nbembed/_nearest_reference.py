@@ -21,6 +21,18 @@ feature by feature, in a fixed order), and the k smallest are kept, ties
 broken by index. The result depends on the row alone, whatever the batch and
 the number of threads.
 
+Most reference rows are far from any given row, and the product need not
+reach them. The reference rows are cut into leaves of at most ``LEAF_SIZE``
+neighbouring rows (halving along the principal direction, :func:`leaf_order`),
+each with its centroid and radius. For a row x, the triangle inequality bounds
+every distance to a leaf's rows by ||x - c|| -/+ r; counting rows of the
+leaves in order of their upper bounds gives a distance U within which at least
+k rows lie, and a leaf whose lower bound exceeds U holds none of the k nearest
+(not even a tie). New rows are searched in blocks of rows that share their
+nearest leaf, and each block's product covers only the leaves some row of it
+may need. On clustered data and on manifolds this skips most of the product;
+on data whose distances all look alike it skips nothing and costs little.
+
 Blocks of rows are searched by one worker thread each, every worker with a
 single-threaded BLAS: one block's product and its scan then stay on one core
 and in its caches, where a multithreaded product followed by a parallel scan
@@ -42,6 +54,18 @@ _U32, _U64 = 2.0 ** -24, 2.0 ** -53
 #: Largest (||x|| + ||r||)^2, in units of the largest reference norm, for which the
 #: float32 estimates cannot overflow; a row beyond it is measured exactly.
 _MAX_SCALED_SQUARE = 1e36
+
+#: Most reference rows in a leaf.
+LEAF_SIZE = 128
+#: Features the leaves are cut along at most (a random projection beyond).
+PARTITION_DIMENSIONS = 64
+#: Relative slack on the leaves' distance bounds, far above float64's rounding
+#: of the centroid distances and radii.
+_LEAF_SLACK = 1e-9
+
+#: A block whose leaves need more than this share of the reference rows
+#: multiplies with all of them.
+_MOST = 0.75
 
 #: Entries of each worker's float32 block of products (64 MiB).
 BLOCK_ENTRIES = 2 ** 24
@@ -75,6 +99,67 @@ def default_block_rows(n_reference):
     return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, BLOCK_ENTRIES // max(n_reference, 1))))
 
 
+def leaf_order(points, leaf_size):
+    """An order of the rows of ``points`` in which every leaf (a run of at most
+    ``leaf_size`` rows) holds neighbouring rows, and where the leaves start.
+
+    Each group of more than ``leaf_size`` rows is cut in two along its
+    principal direction (power iterations from a fixed start), at the widest
+    gap between the projections of its middle half, so that each part keeps a
+    quarter of the rows at least; groups first in the order they were cut, so
+    nearby leaves are near in the order too. Rows of more than ``PARTITION_DIMENSIONS`` features are
+    cut along a fixed random projection to that many, which keeps the cost
+    low and the leaves as coherent as the data allow. Deterministic for given
+    points; which leaves come out only decides how much of the product is
+    skipped, never the result.
+
+    Parameters
+    ----------
+    points : ndarray (n, D)
+    leaf_size : int
+
+    Returns
+    -------
+    order : ndarray (n,), int64
+    starts : ndarray (L + 1,), int64
+        Leaf l holds ``order[starts[l]:starts[l + 1]]``.
+    """
+    n, n_features = points.shape
+    if n_features > PARTITION_DIMENSIONS:
+        projection = np.random.default_rng(0).standard_normal((n_features, PARTITION_DIMENSIONS))
+        points = points @ projection
+    order = np.arange(n)
+    starts = [0]
+    pending = [(0, n)]
+    while pending:
+        low, high = pending.pop()
+        if high - low <= leaf_size:
+            starts.append(high)
+            continue
+        group = points[order[low:high]]
+        group -= group.mean(axis=0)
+        direction = np.ones(group.shape[1]) / np.sqrt(group.shape[1])
+        for _ in range(3):
+            direction = group.T @ (group @ direction)
+            norm = np.linalg.norm(direction)
+            if not norm > 0:
+                direction = np.ones(group.shape[1])
+                break
+            direction /= norm
+        # Cut at the widest gap between neighbouring projections in the middle
+        # half: between clusters where there are any, near the median otherwise.
+        projected = group @ direction
+        by_projection = np.argsort(projected, kind="stable")
+        size = high - low
+        first, last = size // 4, size - size // 4
+        gaps = np.diff(projected[by_projection[first - 1:last]])
+        cut = first + int(np.argmax(gaps)) if gaps.size else size // 2
+        order[low:high] = order[low:high][by_projection]
+        pending.append((low + cut, high))  # popped after the first part's leaves
+        pending.append((low, low + cut))
+    return order, np.asarray(starts, dtype=np.int64)
+
+
 class ReferenceRows:
     """Dense reference rows prepared for :meth:`nearest`.
 
@@ -95,11 +180,56 @@ class ReferenceRows:
         self._finite = bool(np.isfinite(largest))
         self.scale = 1.0 / largest if self._finite and largest > 0 else 1.0
         centred *= self.scale
-        self.norms = norms * self.scale
+        norms *= self.scale
+        if self._finite:
+            self.order, self.starts = leaf_order(centred, LEAF_SIZE)
+        else:
+            self.order, self.starts = np.arange(data.shape[0]), np.array([0, data.shape[0]])
+        centred = centred[self.order]
+        sizes = np.diff(self.starts)
+        leaf_of_row = np.repeat(np.arange(sizes.size), sizes)
+        self.centroids = np.add.reduceat(centred, self.starts[:-1], axis=0) / sizes[:, None]
+        offsets = centred - self.centroids[leaf_of_row]
+        self.radii = np.zeros(sizes.size)
+        np.maximum.at(self.radii, leaf_of_row, np.sqrt(np.einsum("ij,ij->i", offsets, offsets)))
+        self.leaf_sizes = sizes
+        self.norms = norms[self.order]
         with np.errstate(over="ignore", invalid="ignore"):
             self.centred32 = np.ascontiguousarray(centred, dtype=np.float32)
             self.sq32 = np.square(self.norms).astype(np.float32)
         self.c1, self.c2, self.c3 = error_bound_factors(data.shape[1])
+
+    def _leaf_distances(self, centred):
+        """Distances (m, L) of centred, scaled rows to the leaves' centroids."""
+        squared = (np.einsum("ij,ij->i", centred, centred)[:, None]
+                   + np.einsum("ij,ij->i", self.centroids, self.centroids)[None, :]
+                   - 2.0 * (centred @ self.centroids.T))
+        return np.sqrt(np.maximum(squared, 0.0))
+
+    def _needed_columns(self, centred, norms, k):
+        """Columns (positions in the leaf order) whose leaves may hold one of the k
+        nearest of some row of the block."""
+        d = self._leaf_distances(centred)
+        # Slack for the rounding of d (the expansion cancels: up to about
+        # D u64 (|x| + |c|)^2 in d^2) and of the radii.
+        slack = _LEAF_SLACK * (norms[:, None] + 1.0)
+        # Counting rows over the leaves in order of their upper bounds, the bound
+        # of the leaf that brings the count to k: at least k rows lie within it.
+        # Only the `nearest` leaves with the smallest bounds are ordered; a row
+        # that needs more (tiny leaves) needs every leaf.
+        upper = d + self.radii
+        nearest = min(upper.shape[1], -(-4 * k // int(self.leaf_sizes.mean())) + 8)
+        closest = np.argpartition(upper, nearest - 1, axis=1)[:, :nearest]
+        closest = np.take_along_axis(closest, np.argsort(np.take_along_axis(
+            upper, closest, axis=1), axis=1, kind="stable"), axis=1)
+        counts = np.cumsum(self.leaf_sizes[closest], axis=1)
+        enough = counts[:, -1] >= k
+        reach = np.full((upper.shape[0], 1), np.inf)
+        last = np.argmax(counts[enough] >= k, axis=1)
+        reach[enough, 0] = upper[np.flatnonzero(enough), closest[enough, last]]
+        reach += slack
+        needed = ((d - self.radii - slack) <= reach).any(axis=0)
+        return np.flatnonzero(np.repeat(needed, self.leaf_sizes))
 
     def nearest(self, X, k, block_rows=None):
         """Squared distances and indices (m, k) of each row's k nearest reference rows,
@@ -120,17 +250,38 @@ class ReferenceRows:
         idx = np.empty((m, k), dtype=np.int64)
         if block_rows is None:
             block_rows = default_block_rows(self.centred32.shape[0])
+        leaves = self.starts.size - 1
+        # Rows that share their nearest leaf go in one block.
+        if leaves > 1 and m > block_rows:
+            nearest_leaf = np.concatenate([
+                self._leaf_distances((X[start:start + 4096] - self.mean) * self.scale)
+                .argmin(axis=1) for start in range(0, m, 4096)])
+            rows_in_order = np.argsort(nearest_leaf, kind="stable")
+        else:
+            rows_in_order = np.arange(m)
+        everything = np.arange(self.centred32.shape[0])
 
         def search(start):
-            rows = slice(start, start + block_rows)
+            rows = rows_in_order[start:start + block_rows]
             centred = (X[rows] - self.mean) * self.scale
             norms = np.sqrt(np.einsum("ij,ij->i", centred, centred))
             with np.errstate(over="ignore", invalid="ignore"):
                 bounded = self._finite & ((norms + 1.0) ** 2 <= _MAX_SCALED_SQUARE)
                 centred[~bounded] = 0.0  # measured exactly; kept out of the product
-                products = centred.astype(np.float32) @ self.centred32.T
-            nearest_rows(products, self.sq32, self.norms, norms, bounded, self.c1, self.c2,
-                         self.c3, X[rows], self.data, dist[rows], idx[rows])
+                columns = everything
+                if leaves > 1 and bounded.all():
+                    needed = self._needed_columns(centred, norms, k)
+                    # Copying most of the rows out would cost more than it saves.
+                    if needed.size < _MOST * everything.size:
+                        columns = needed
+                reference = self.centred32 if columns is everything else self.centred32[columns]
+                products = centred.astype(np.float32) @ reference.T
+            block_dist = np.empty((rows.size, k))
+            block_idx = np.empty((rows.size, k), dtype=np.int64)
+            nearest_rows(products, self.order[columns], self.sq32[columns], self.norms[columns],
+                         norms, bounded, self.c1, self.c2, self.c3, X[rows], self.data,
+                         block_dist, block_idx)
+            dist[rows], idx[rows] = block_dist, block_idx
 
         starts = range(0, m, block_rows)
         workers = min(get_num_threads(), len(starts))

@@ -201,7 +201,7 @@ def test_model_selection_covers_the_grid(rng):
 @pytest.mark.parametrize("params, match", [
     (dict(sigma=-1.0), "sigma"), (dict(sigma="wide"), "sigma"),
     (dict(n_components=[2.5]), "n_components"), (dict(n_pieces=0), "n_pieces"),
-    (dict(cv=1, sigma=[1.0, 2.0]), "cv")])
+    (dict(cv=1, sigma=[1.0, 2.0]), "cv"), (dict(cv=()), "cv"), (dict(cv=[]), "cv")])
 def test_bad_parameters(rng, params, match):
     X, y = _data(rng, n=30)
     with pytest.raises(ValueError, match=match):

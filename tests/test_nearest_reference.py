@@ -114,8 +114,8 @@ def test_the_error_bound_holds_for_every_pair():
         estimate = a * a + (rows.sq32[None, :] - np.float32(2.0) * products).astype(np.float64)
         c1, c2, c3 = error_bound_factors(n_features)
         direct = np.zeros_like(estimate)
-        for f in range(n_features):
-            direct += (X[:, f, None] - R[None, :, f]) ** 2
+        for f in range(n_features):  # the prepared rows are in the leaves' order
+            direct += (X[:, f, None] - R[None, rows.order, f]) ** 2
         direct *= rows.scale ** 2
         assert np.all(np.abs(estimate - direct) <= c1 * a * b + c2 * (a + b) ** 2 + c3)
 
@@ -141,18 +141,6 @@ def test_the_transform_of_dense_euclidean_rows_uses_it(monkeypatch):
     np.testing.assert_allclose(dist, np.sqrt(expected_dist), rtol=1e-12)
 
 
-@pytest.mark.parametrize("length", [1, 2, 7, 8, 9, 31, 32, 33, 100])
-def test_chunk_minimum_equals_numpys(length):
-    from nbembed._kernels.nearest import LANES, chunk_minimum
-
-    rng = np.random.default_rng(length)
-    values = rng.normal(size=length + 5).astype(np.float32)
-    lanes = np.empty(LANES, dtype=np.float32)
-    for start in range(0, 5):
-        stop = start + length
-        assert chunk_minimum(values, start, stop, lanes) == values[start:stop].min()
-
-
 @pytest.mark.parametrize("n, k", [
     (40, 39),     # every other row is a neighbour: fewer chunks than k
     (300, 90),
@@ -174,3 +162,51 @@ def test_the_k_nearest_of_the_rows_themselves(n, k):
             keep[-1] = False
         np.testing.assert_array_equal(idx[i], order[i][keep][:k])
         np.testing.assert_allclose(dist[i], np.sqrt(sq[i][keep][:k]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(100, dtype=np.float32),
+    np.arange(100, dtype=np.float32)[::-1].copy(),
+    np.zeros(57, dtype=np.float32),
+    np.random.default_rng(0).integers(0, 4, 200).astype(np.float32),  # many ties
+    np.random.default_rng(1).normal(size=333).astype(np.float32),
+    np.array([3.0], dtype=np.float32),
+])
+def test_kth_smallest_equals_numpys_partition(values):
+    from nbembed._kernels.nearest import kth_smallest
+
+    scratch = np.empty_like(values)
+    n = len(values)
+    for kth in sorted({0, 1, n // 2, n - 2, n - 1} & set(range(n))):
+        assert kth_smallest(values, n, kth, scratch) == np.partition(values, kth)[kth]
+    if n > 1:  # only the first `count` values count
+        assert kth_smallest(values, n - 1, 0, scratch) == values[:-1].min()
+
+
+def test_leaves_partition_the_rows():
+    from nbembed._nearest_reference import leaf_order
+
+    rng = np.random.default_rng(8)
+    for n, n_features in [(1000, 3), (777, 40), (129, 1), (128, 5), (5, 2)]:
+        order, starts = leaf_order(rng.normal(size=(n, n_features)), 128)
+        np.testing.assert_array_equal(np.sort(order), np.arange(n))
+        sizes = np.diff(starts)
+        assert starts[0] == 0 and starts[-1] == n
+        assert sizes.max() <= 128 and (n <= 128 or sizes.min() >= 32)
+
+
+def test_far_leaves_are_skipped_and_the_result_stays_exact():
+    """Separated clusters: a block of one cluster's rows multiplies with that
+    cluster's leaves only, and the search still equals the plain one."""
+    rng = np.random.default_rng(9)
+    centres = rng.normal(size=(20, 10)) * 50.0
+    X = np.repeat(centres, 200, axis=0) + rng.normal(size=(4000, 10))
+    rows = ReferenceRows(X)
+    block = (X[:150] - rows.mean) * rows.scale
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+    assert rows._needed_columns(block, norms, 30).size <= 400  # of 4000
+    sample = rng.choice(4000, 300, replace=False)
+    dist, idx = rows.nearest(X[sample], 30, block_rows=64)
+    expected_dist, expected_idx = numpy_nearest(X[sample], X, 30)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, expected_dist, rtol=1e-12, atol=1e-12)

@@ -338,9 +338,11 @@ class LearningMetric(Classifier):
             try:
                 splits = [(np.asarray(a), np.asarray(b)) for a, b in self.cv]
             except (TypeError, ValueError):
+                splits = []
+            if not splits:
                 raise ValueError(f"cv must be an integer >= 2, a cross-validation splitter or "
-                                 f"an iterable of (train, test) index arrays; got "
-                                 f"{self.cv!r}.") from None
+                                 f"a non-empty iterable of (train, test) index arrays; got "
+                                 f"{self.cv!r}.")
             # Explicit splits index the rows of X; keep their labelled points.
             return [(positions[a][positions[a] >= 0], positions[b][positions[b] >= 0])
                     for a, b in splits]

@@ -23,7 +23,7 @@ the number of threads.
 
 Most reference rows are far from any given row, and the product need not
 reach them. The reference rows are cut into leaves of at most ``LEAF_SIZE``
-neighbouring rows (halving along the principal direction, :func:`leaf_order`),
+neighbouring rows (cut along principal directions, :func:`leaf_order`),
 each with its centroid and radius. For a row x, the triangle inequality bounds
 every distance to a leaf's rows by ||x - c|| -/+ r; counting rows of the
 leaves in order of their upper bounds gives a distance U within which at least
@@ -59,10 +59,6 @@ _MAX_SCALED_SQUARE = 1e36
 LEAF_SIZE = 128
 #: Features the leaves are cut along at most (a random projection beyond).
 PARTITION_DIMENSIONS = 64
-#: Relative slack on the leaves' distance bounds, far above float64's rounding
-#: of the centroid distances and radii.
-_LEAF_SLACK = 1e-9
-
 #: A block whose leaves need more than this share of the reference rows
 #: multiplies with all of them.
 _MOST = 0.75
@@ -107,9 +103,10 @@ def leaf_order(points, leaf_size):
     principal direction (power iterations from a fixed start), at the widest
     gap between the projections of its middle half, so that each part keeps a
     quarter of the rows at least; groups first in the order they were cut, so
-    nearby leaves are near in the order too. Rows of more than ``PARTITION_DIMENSIONS`` features are
-    cut along a fixed random projection to that many, which keeps the cost
-    low and the leaves as coherent as the data allow. Deterministic for given
+    nearby leaves are near in the order too. Rows of more than
+    ``PARTITION_DIMENSIONS`` features are cut along a fixed random projection
+    to that many, which keeps the cost low and the leaves as coherent as the
+    data allow. Deterministic for given
     points; which leaves come out only decides how much of the product is
     skipped, never the result.
 
@@ -189,9 +186,13 @@ class ReferenceRows:
         sizes = np.diff(self.starts)
         leaf_of_row = np.repeat(np.arange(sizes.size), sizes)
         self.centroids = np.add.reduceat(centred, self.starts[:-1], axis=0) / sizes[:, None]
+        self.centroid_norms = np.sqrt(np.einsum("ij,ij->i", self.centroids, self.centroids))
         offsets = centred - self.centroids[leaf_of_row]
-        self.radii = np.zeros(sizes.size)
-        np.maximum.at(self.radii, leaf_of_row, np.sqrt(np.einsum("ij,ij->i", offsets, offsets)))
+        radii = np.zeros(sizes.size)
+        np.maximum.at(radii, leaf_of_row, np.sqrt(np.einsum("ij,ij->i", offsets, offsets)))
+        # Rounded up past the rounding of the offsets and their sums.
+        self.radii = radii * (1.0 + (data.shape[1] + 8) * _U64) + _U64
+        self._expansion_error = 4.0 * (data.shape[1] + 4) * _U64
         self.leaf_sizes = sizes
         self.norms = norms[self.order]
         with np.errstate(over="ignore", invalid="ignore"):
@@ -199,25 +200,33 @@ class ReferenceRows:
             self.sq32 = np.square(self.norms).astype(np.float32)
         self.c1, self.c2, self.c3 = error_bound_factors(data.shape[1])
 
-    def _leaf_distances(self, centred):
-        """Distances (m, L) of centred, scaled rows to the leaves' centroids."""
-        squared = (np.einsum("ij,ij->i", centred, centred)[:, None]
-                   + np.einsum("ij,ij->i", self.centroids, self.centroids)[None, :]
+    def _leaf_distances(self, centred, norms=None):
+        """Lower and upper bounds (m, L) on the distances of centred, scaled rows to
+        the leaves' centroids (the lower bounds only where ``norms`` is None).
+
+        The expansion |x|^2 + |c|^2 - 2 x.c cancels: in float64 it lies within
+        (D + 4) u64 (|x| + |c|)^2 of the exact square, taken four times here.
+        """
+        squared = (np.square(norms if norms is not None
+                             else np.sqrt(np.einsum("ij,ij->i", centred, centred)))[:, None]
+                   + np.square(self.centroid_norms)[None, :]
                    - 2.0 * (centred @ self.centroids.T))
-        return np.sqrt(np.maximum(squared, 0.0))
+        if norms is None:
+            return np.sqrt(np.maximum(squared, 0.0))
+        error = self._expansion_error * np.square(norms[:, None] + self.centroid_norms[None, :])
+        return (np.sqrt(np.maximum(squared - error, 0.0)),
+                np.sqrt(np.maximum(squared + error, 0.0)))
 
     def _needed_columns(self, centred, norms, k):
         """Columns (positions in the leaf order) whose leaves may hold one of the k
         nearest of some row of the block."""
-        d = self._leaf_distances(centred)
-        # Slack for the rounding of d (the expansion cancels: up to about
-        # D u64 (|x| + |c|)^2 in d^2) and of the radii.
-        slack = _LEAF_SLACK * (norms[:, None] + 1.0)
+        near, far = self._leaf_distances(centred, norms)
+        lower = near - self.radii
+        upper = far + self.radii
         # Counting rows over the leaves in order of their upper bounds, the bound
         # of the leaf that brings the count to k: at least k rows lie within it.
         # Only the `nearest` leaves with the smallest bounds are ordered; a row
         # that needs more (tiny leaves) needs every leaf.
-        upper = d + self.radii
         nearest = min(upper.shape[1], -(-4 * k // int(self.leaf_sizes.mean())) + 8)
         closest = np.argpartition(upper, nearest - 1, axis=1)[:, :nearest]
         closest = np.take_along_axis(closest, np.argsort(np.take_along_axis(
@@ -227,8 +236,7 @@ class ReferenceRows:
         reach = np.full((upper.shape[0], 1), np.inf)
         last = np.argmax(counts[enough] >= k, axis=1)
         reach[enough, 0] = upper[np.flatnonzero(enough), closest[enough, last]]
-        reach += slack
-        needed = ((d - self.radii - slack) <= reach).any(axis=0)
+        needed = (lower <= reach).any(axis=0)
         return np.flatnonzero(np.repeat(needed, self.leaf_sizes))
 
     def nearest(self, X, k, block_rows=None):

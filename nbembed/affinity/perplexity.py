@@ -13,18 +13,26 @@ Two ways to build it, chosen by ``method``:
 * ``"auto"``: exact up to ``DENSE_AFFINITY_MAX_N`` points (see ``_config``),
   kNN above.
 
-The neighbours of the kNN P are exact (scikit-learn's ``NearestNeighbors``)
-or approximate (nearest-neighbour descent from the optional package
-pynndescent), chosen by ``neighbors``; ``"auto"`` is exact while the search
-compares at most ``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the
-stored entries per row of sparse data). Exact search costs O(n^2 d) and
+The neighbours of the kNN P are exact or approximate (nearest-neighbour
+descent from the optional package pynndescent), chosen by ``neighbors``.
+Exact neighbours of dense Euclidean rows come from nbembed's own search
+(:mod:`nbembed._nearest_reference`: float32 products propose, float64 sums
+decide, and leaves of nearby rows let the products skip far rows); other
+metrics and sparse rows from scikit-learn's ``NearestNeighbors``.
+``"auto"`` is exact while the search compares at most
+``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the stored entries per
+row of sparse data). Exact search costs O(n^2 d) at most and
 nearest-neighbour descent roughly O(n log n d), but pynndescent compiles for
-about 20 s at its first call in every process (Numba, not cached on disk). On two
-cores, 91 neighbours: 70 000 x 50 took 9 s exactly and 4-8 s by descent (+20 s
-the first time; recall 0.990-0.9996); 140 000 x 50 35 s and 17 s; 20 000 x 784
-5 s and 5 s; 40 000 x 784 19 s and 10 s. The budget, 4e11, is where exact
-search costs a few seconds more than a warm descent and far less than a first
-one: about 89 000 points in 50 dimensions, 22 000 in 784.
+about 20 s at its first call in every process (Numba, not cached on disk). On
+two cores, 91 neighbours, 70 000 x 50 took 4-8 s by descent (+20 s the first
+time; recall 0.990-0.9996) and 9 s by scikit-learn's exact search; 140 000 x
+50 35 s and 17 s; 20 000 x 784 5 s and 5 s; 40 000 x 784 19 s and 10 s. On
+another two-core machine nbembed's exact search took 5.1-7.6 s at 70 000 x 50
+(a mixture, a Swiss roll) where scikit-learn's took 16-18 s, and 2.7 s at
+10 000 x 784 against 2.4 s (benchmarks/bench_neighbors.py). The budget was
+not measured again with it. The budget, 4e11, is where
+scikit-learn's exact search cost a few seconds more than a warm descent and
+far less than a first one: about 89 000 points in 50 dimensions, 22 000 in 784.
 
 Data rows may be a scipy.sparse CSR matrix with ``metric="euclidean"`` or
 ``"cosine"``: scikit-learn computes the distances from the stored entries
@@ -310,8 +318,8 @@ def _nearest_neighbors(X, k, metric):
     # asking for k + 1 and dropping i (or the farthest) handles both.
     if metric == "euclidean" and not sp.issparse(X):
         # Proposed by float32 products, measured exactly: at 70 000 x 50 on two
-        # cores 4 s against scikit-learn's float64 search's 10 s
-        # (nbembed._nearest_reference).
+        # cores 5.1-7.6 s against scikit-learn's 16-18 s on the same machine
+        # (benchmarks/bench_neighbors.py).
         sq, idx = ReferenceRows(X).nearest(X, k + 1)
         return _drop_self(np.sqrt(sq, out=sq), idx, k)
     # scikit-learn's compiled search is parallel. Its import (about 0.9 s) falls

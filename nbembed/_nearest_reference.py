@@ -41,6 +41,8 @@ moved every product between the cores.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -68,6 +70,32 @@ BLOCK_ENTRIES = 2 ** 24
 #: Rows of a block at least and at most: fewer rows make BLAS repack the
 #: reference rows for too little work, more only take memory.
 MIN_BLOCK_ROWS, MAX_BLOCK_ROWS = 16, 256
+
+
+_BLAS_LOCK = threading.Lock()
+_blas = {"searches": 0, "limits": None}
+
+
+@contextlib.contextmanager
+def _single_threaded_blas():
+    """BLAS on one thread while any search of any thread runs, then as it was.
+
+    threadpoolctl's limits are process-wide: two searches that set and restored
+    them on their own could, interleaved, leave BLAS on one thread for good.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with _BLAS_LOCK:
+        if _blas["searches"] == 0:
+            _blas["limits"] = threadpool_limits(1, user_api="blas")
+        _blas["searches"] += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _blas["searches"] -= 1
+            if _blas["searches"] == 0:
+                _blas["limits"].restore_original_limits()
 
 
 def error_bound_factors(n_features):
@@ -297,9 +325,7 @@ class ReferenceRows:
             for start in starts:
                 search(start)
             return dist, idx
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        with _single_threaded_blas(), ThreadPoolExecutor(workers) as pool:
             for _ in pool.map(search, starts):
                 pass
         return dist, idx

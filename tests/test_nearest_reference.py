@@ -210,3 +210,35 @@ def test_far_leaves_are_skipped_and_the_result_stays_exact():
     expected_dist, expected_idx = numpy_nearest(X[sample], X, 30)
     np.testing.assert_array_equal(idx, expected_idx)
     np.testing.assert_allclose(dist, expected_dist, rtol=1e-12, atol=1e-12)
+
+
+def test_searches_in_several_threads_leave_blas_as_it_was():
+    """Each search runs BLAS on one thread; searches that overlap in time must not
+    leave it there."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return sorted(info["num_threads"] for info in threadpool_info()
+                      if info["user_api"] == "blas")
+
+    before = blas_threads()
+    rng = np.random.default_rng(10)
+    rows = ReferenceRows(rng.normal(size=(3000, 20)))
+    X = rng.normal(size=(2000, 20))
+    expected = rows.nearest(X, 10, block_rows=32)
+    results = [None] * 4
+
+    def search(slot):
+        results[slot] = rows.nearest(X, 10, block_rows=32)
+
+    threads = [threading.Thread(target=search, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert blas_threads() == before
+    for dist, idx in results:
+        np.testing.assert_array_equal(idx, expected[1])
+        np.testing.assert_array_equal(dist, expected[0])

@@ -20,7 +20,7 @@ What the harness does:
   fit of the whole set (10 iterations), because 200 points run other kernels
   (double precision, dense P, exact repulsion) than a large set, and with an
   empty Numba disk cache their compilation would otherwise fall into the timed
-  fit (13 s of "early exaggeration" on the digits, 31 s at 70 000 points); for
+  fit (13 s of "early exaggeration" on the digits, 22 s at 70 000 points); for
   UMAP from 4096 points its approximate neighbour search (pynndescent compiles
   at its first call in a process, tens of seconds, not cached on disk). That
   first call is in the fresh column.

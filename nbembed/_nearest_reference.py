@@ -13,8 +13,8 @@ rounding, small; scaling keeps float32 from overflowing). Each row's squared
 distances are estimated as ||x||^2 + (||r||^2 - 2 x.r), the bracket in float32,
 each with a bound on its error (:func:`error_bound_factors`). Every reference
 row whose lower bound is at most the k-th smallest upper bound could be among
-the k nearest, and the k nearest are all among them; one pass over the row
-finds them (:func:`nbembed._kernels.nearest.nearest_rows`). For those
+the k nearest, and the k nearest are all among them; two passes over the row
+find them (:func:`nbembed._kernels.nearest.nearest_rows`). For those
 candidates alone the distance is summed again exactly as
 :func:`~nbembed._kernels.rows.cross_squared_distances` sums it (float64,
 feature by feature, in a fixed order), and the k smallest are kept, ties
@@ -134,8 +134,7 @@ def leaf_order(points, leaf_size):
     nearby leaves are near in the order too. Rows of more than
     ``PARTITION_DIMENSIONS`` features are cut along a fixed random projection
     to that many, which keeps the cost low and the leaves as coherent as the
-    data allow. Deterministic for given
-    points; which leaves come out only decides how much of the product is
+    data allow. Which leaves come out only decides how much of the product is
     skipped, never the result.
 
     Parameters
@@ -235,9 +234,9 @@ class ReferenceRows:
         The expansion |x|^2 + |c|^2 - 2 x.c cancels: in float64 it lies within
         (D + 4) u64 (|x| + |c|)^2 of the exact square, taken four times here.
         """
-        squared = (np.square(norms if norms is not None
-                             else np.sqrt(np.einsum("ij,ij->i", centred, centred)))[:, None]
-                   + np.square(self.centroid_norms)[None, :]
+        squared_norms = (np.einsum("ij,ij->i", centred, centred) if norms is None
+                         else np.square(norms))
+        squared = (squared_norms[:, None] + np.square(self.centroid_norms)[None, :]
                    - 2.0 * (centred @ self.centroids.T))
         if norms is None:
             return np.sqrt(np.maximum(squared, 0.0))
@@ -299,7 +298,8 @@ class ReferenceRows:
 
         def search(start):
             rows = rows_in_order[start:start + block_rows]
-            centred = (X[rows] - self.mean) * self.scale
+            block = X[rows]
+            centred = (block - self.mean) * self.scale
             norms = np.sqrt(np.einsum("ij,ij->i", centred, centred))
             with np.errstate(over="ignore", invalid="ignore"):
                 bounded = self._finite & ((norms + 1.0) ** 2 <= _MAX_SCALED_SQUARE)
@@ -310,13 +310,18 @@ class ReferenceRows:
                     # Copying most of the rows out would cost more than it saves.
                     if needed.size < _MOST * everything.size:
                         columns = needed
-                reference = self.centred32 if columns is everything else self.centred32[columns]
+                if columns is everything:
+                    reference, order, sq32, r_norms = (self.centred32, self.order, self.sq32,
+                                                       self.norms)
+                else:
+                    reference, order, sq32, r_norms = (self.centred32[columns],
+                                                       self.order[columns], self.sq32[columns],
+                                                       self.norms[columns])
                 products = centred.astype(np.float32) @ reference.T
             block_dist = np.empty((rows.size, k))
             block_idx = np.empty((rows.size, k), dtype=np.int64)
-            nearest_rows(products, self.order[columns], self.sq32[columns], self.norms[columns],
-                         norms, bounded, self.c1, self.c2, self.c3, X[rows], self.data,
-                         block_dist, block_idx)
+            nearest_rows(products, order, sq32, r_norms, norms, bounded, self.c1, self.c2,
+                         self.c3, block, self.data, block_dist, block_idx)
             dist[rows], idx[rows] = block_dist, block_idx
 
         starts = range(0, m, block_rows)

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse.csgraph as csgraph
+from numba import get_num_threads
 from threadpoolctl import threadpool_limits
 
 from .. import _config
@@ -274,8 +276,10 @@ class LearningMetric(Classifier):
                                         positions)
             else:
                 k, index = ks[0], 0
-            (self.centroids_, theta, self.sigma_, self.n_iter_), = self._fit_widths(
-                Xl, Tl, wl, (Xu, wu), k, rng, max_iter, tol, only=index)
+            centroids, theta, widths = self._starts(Xl, Tl, wl, (Xu, wu), k, rng)
+            self.sigma_ = widths[index]
+            self.centroids_, theta, self.n_iter_ = _fit_one(Xl, Tl, wl, centroids, theta,
+                                                            self.sigma_, max_iter, tol)
         self.beta_ = softmax_columns(theta)
         self.n_components_ = self.centroids_.shape[0]
         self.log_likelihood_ = mean_log_likelihood(Xl, Tl, wl, self.centroids_, theta,
@@ -312,22 +316,15 @@ class LearningMetric(Classifier):
         scale = math.sqrt(max(float(np.median(np.maximum(sq.min(axis=1), 0.0))), 1e-24))
         return [f * scale for f in SIGMA_FACTORS]
 
-    def _fit_widths(self, Xl, Tl, wl, unlabelled, k, rng, max_iter, tol, only=None):
-        """Fits with K components at every candidate width (or only the one with
-        index ``only``), each from the same k-means start: a list of (centroids,
-        theta, sigma, iterations). ``unlabelled`` is (points, weights) for the
+    def _starts(self, Xl, Tl, wl, unlabelled, k, rng):
+        """The k-means start with K components and the candidate widths:
+        (centroids, theta, widths). ``unlabelled`` is (points, weights) for the
         k-means start."""
         X_init = np.vstack([Xl, unlabelled[0]])
         init_weights = np.concatenate([wl, unlabelled[1]])
         centroids, theta = _initial_parameters(X_init, init_weights, Xl, Tl, wl, k, rng)
         widths = self._sigma_candidates() or self._sigma_grid(X_init, centroids)
-        if only is not None:
-            widths = widths[only:only + 1]
-        fits = []
-        for s in widths:
-            m, t, iterations = _fit_one(Xl, Tl, wl, centroids, theta, s, max_iter, tol)
-            fits.append((m, t, s, iterations))
-        return fits
+        return centroids, theta, widths
 
     def _folds(self, Xl, Tl, rng, positions):
         """Train/test index pairs of the internal validation over the labelled points."""
@@ -365,19 +362,38 @@ class LearningMetric(Classifier):
         """
         scores, missed = {}, {}
         folds = self._folds(Xl, Tl, rng, positions)
-        for train, test in folds:
+        # The k-means starts draw from ``rng`` one after another; the L-BFGS fits
+        # from them are independent and run side by side, each result kept in its
+        # place, so the choice does not depend on the number of threads.
+        jobs = []
+        for fold, (train, test) in enumerate(folds):
             missed.setdefault("knn", []).append(
                 _knn_misses(Xl[train], Tl[train], Xl[test], Tl[test]))
             for k in ks:
-                fits = self._fit_widths(Xl[train], Tl[train], wl[train], unlabelled, k, rng,
-                                        max_iter, tol)
-                for index, (centroids, theta, s, _) in enumerate(fits):
-                    score = mean_log_likelihood(Xl[test], Tl[test], wl[test], centroids,
-                                                theta, s)
-                    proba = component_responsibilities(Xl[test], centroids, s) \
-                        @ softmax_columns(theta).T
-                    scores.setdefault((k, index), []).append((score, s))
-                    missed.setdefault((k, index), []).append(_misses(proba, Tl[test]))
+                centroids, theta, widths = self._starts(Xl[train], Tl[train], wl[train],
+                                                        unlabelled, k, rng)
+                jobs += [(fold, k, index, centroids, theta, s)
+                         for index, s in enumerate(widths)]
+
+        def fit(job):
+            fold, _, _, centroids, theta, s = job
+            train = folds[fold][0]
+            return _fit_one(Xl[train], Tl[train], wl[train], centroids, theta, s,
+                            max_iter, tol)
+
+        workers = max(1, min(get_num_threads(), len(jobs)))
+        # Many components cost most: start those first so no thread idles at the end.
+        order = sorted(range(len(jobs)), key=lambda j: -jobs[j][1])
+        with ThreadPoolExecutor(workers) as pool:
+            fitted = dict(zip(order, pool.map(fit, [jobs[j] for j in order])))
+        for j, (fold, k, index, _, _, s) in enumerate(jobs):
+            centroids, theta, _ = fitted[j]
+            test = folds[fold][1]
+            score = mean_log_likelihood(Xl[test], Tl[test], wl[test], centroids, theta, s)
+            proba = component_responsibilities(Xl[test], centroids, s) \
+                @ softmax_columns(theta).T
+            scores.setdefault((k, index), []).append((score, s))
+            missed.setdefault((k, index), []).append(_misses(proba, Tl[test]))
         weights = [wl[test] for _, test in folds]
         best, best_score = None, -np.inf
         for (k, index), values in scores.items():

@@ -522,6 +522,93 @@ def test_a_frame_overtaken_while_it_is_encoded_is_dropped(make_explorer, monkeyp
     assert ex.iteration == old.iteration + 7
 
 
+class HeldComm(FakeComm):
+    """A comm whose first send waits until released, as a slow socket would."""
+
+    def __init__(self):
+        super().__init__()
+        self.sending, self.release = threading.Event(), threading.Event()
+
+    def send(self, data=None, buffers=None):
+        if not self.sending.is_set():
+            self.sending.set()
+            assert self.release.wait(30), "the send was never released"
+        super().send(data, buffers)
+
+
+def _moved(ex, seed):
+    """Give the paused Explorer's snapshot new positions and a later iteration."""
+    snap = ex._snapshot
+    ex._snapshot = dataclasses.replace(
+        snap, embedding=snap.embedding + np.random.default_rng(seed).normal(
+            size=snap.embedding.shape), iteration=snap.iteration + 1)
+
+
+def test_browser_messages_do_not_wait_for_a_frame_being_sent(make_explorer):
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    comm = ex.comm = HeldComm()
+    sent = ex.frames_sent
+    _moved(ex, 1)
+    publisher = threading.Thread(target=ex._publish)
+    publisher.start()
+    try:
+        assert comm.sending.wait(30)
+        # What a message from the browser takes, while the frame is on its way.
+        assert ex._sync_lock.acquire(timeout=10)
+        ex._sync_lock.release()
+        assert ex.frames_sent == sent  # not counted before it is sent
+    finally:
+        comm.release.set()
+        publisher.join(30)
+    assert ex.frames_sent == sent + 1 and len(comm.sent) == 1
+
+
+def test_frames_reach_the_browser_in_the_order_they_were_made(make_explorer):
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    comm = ex.comm = HeldComm()
+    sent = ex.frames_sent
+    _moved(ex, 1)
+    first = threading.Thread(target=ex._publish)
+    first.start()
+    try:
+        assert comm.sending.wait(30)
+        _moved(ex, 2)
+        second = threading.Thread(target=ex._publish)
+        second.start()
+        # The second frame's traits are set; it waits for the first to be sent.
+        wait_for(lambda: ex._frames_numbered == sent + 2)
+        assert ex.frame_id == sent + 2 and ex.frames_sent == sent
+    finally:
+        comm.release.set()
+        first.join(30)
+    second.join(30)
+    frame_ids = [data["state"]["frame_id"] for data, _ in comm.sent]
+    assert frame_ids == [sent + 1, sent + 2] and ex.frames_sent == sent + 2
+
+
+def test_a_failing_send_does_not_stop_later_frames(make_explorer):
+    class BrokenComm(FakeComm):
+        def send(self, data=None, buffers=None):
+            raise OSError("the socket is gone")
+
+    ex = make_explorer()
+    ex.pause()
+    ex.wait()
+    ex.comm = BrokenComm()
+    sent = ex.frames_sent
+    _moved(ex, 1)
+    with pytest.raises(OSError):
+        ex._publish()
+    ex.comm = FakeComm()
+    _moved(ex, 2)
+    ex._publish()
+    assert ex.frames_sent == sent + 2 and len(ex.comm.sent) == 1
+
+
 # --------------------------------------------------------------------------- worker
 
 

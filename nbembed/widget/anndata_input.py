@@ -9,6 +9,9 @@ classes become the class names). :func:`explorer_input` turns these into the
 arrays the Explorer takes; for other data it only checks that ``color``
 names a column of ``data``. anndata is never imported here: an AnnData
 object exists only where anndata was imported already.
+
+Threads: functions of their arguments, called by the Explorer's constructor
+in the kernel's main thread; no state of their own.
 """
 
 from __future__ import annotations

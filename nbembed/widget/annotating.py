@@ -13,6 +13,10 @@ Three modes, as in the lasso toolbar:
 An action may take more than one step of the annotations' undo history (a new
 class and its labels); :class:`ActionLog` groups them so that one undo in the
 widget reverts one action, and an action that fails half-way is rolled back.
+
+Threads: no locks of its own. The Explorer calls it from either of its threads,
+always with ``_ann_lock`` held, which guards the annotations and the
+:class:`ActionLog`.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Each check raises ``TypeError`` or ``ValueError`` with what was expected, so
 that a wrong argument fails when the widget is made rather than in the
 browser, and returns the value in the form the widget sends or keeps.
+
+Threads: functions of their arguments, without state of their own.
 """
 
 from __future__ import annotations

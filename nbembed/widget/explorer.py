@@ -270,8 +270,10 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         self._credit, self._credit_time = 1.0, time.monotonic()  # frames allowed now
         self._frame_bytes = None  # bytes of the last frame sent (FrameStream)
         self._display_maps = {}
-        self.frames_sent = 0
+        self.frames_sent = 0  # frames whose traits went to the browser
+        self._frames_numbered = 0  # frames whose traits were set (FrameStream._publish)
         self._frames_begun = 0  # frames whose encoding began: only the last one is sent
+        self._frame_turn = threading.Condition()
         self.skipped_frames = 0
         self._labels = None
         self._refresh_labels()

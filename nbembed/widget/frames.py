@@ -23,8 +23,10 @@ Threads: the Explorer's worker thread reports steps and statuses; the kernel's
 main thread runs the browser's messages and the user's calls (``view``,
 ``color_by``, :meth:`FrameStream.color_by_values`). Both publish frames. The
 snapshot, the view, the colourings and the traits belong to ``_sync_lock``;
-a frame is read under it, encoded outside it, and sent under it again (see
-:meth:`FrameStream._publish`).
+a frame is read under it, encoded outside it, its traits set under it again,
+and sent after it is released, in the order the frames were numbered (see
+:meth:`FrameStream._publish`); ``_frame_turn`` orders the sending and guards
+``frames_sent``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import traitlets
+from ipywidgets.widgets.widget import _remove_buffers
 
 from . import arguments, palette
 from .traits import FLOAT32, UINT16, encode, encode_positions, positions_nbytes
@@ -57,6 +60,10 @@ STEP_SHARE_OF_FRAME = 0.8
 #: Colourings from a run's class memberships: the most probable class, and its
 #: probability (how sure the method is of it).
 MEMBERSHIP_COLORINGS = ("predicted", "confidence")
+
+#: The traits a frame sets, sent together outside ``_sync_lock``.
+FRAME_TRAITS = frozenset({"frame_id", "_positions", "_anchors", "_codes", "palette", "legend",
+                          "legend_continuous", "view_note", "iteration", "cost"})
 
 #: Frames whose display map is kept, so that a point dropped on a frame the
 #: browser drew a moment ago lands where it was dropped.
@@ -169,10 +176,12 @@ class FrameStream(traitlets.HasTraits):
 
         What to draw (the snapshot in the view, its colours) is read under
         ``_sync_lock``; the encoding, which with many points takes most of the
-        time, runs outside it, so that a message from the browser waits at most
-        for the traits to be set. Of frames encoded at the same time only the one
-        begun last goes out: an older one, overtaken while it was encoded, is
-        dropped, as is one whose snapshot was replaced or cleared meanwhile.
+        time, runs outside it; the traits are set under it again and their new
+        values sent once it is released (:meth:`_send_frame`), so that a message
+        from the browser waits at most for the traits to be set. Of frames
+        encoded at the same time only the one begun last goes out: an older one,
+        overtaken while it was encoded, is dropped, as is one whose snapshot was
+        replaced or cleared meanwhile.
         """
         with self._sync_lock:
             snap = self._snapshot
@@ -184,34 +193,62 @@ class FrameStream(traitlets.HasTraits):
             self._frames_begun += 1
             ticket = self._frames_begun
         encoded = _encode_frame(points, anchors, coloring)
-        with self._sync_lock:
-            if ticket != self._frames_begun or self._snapshot is not snap:
-                return
-            if encoded is None:  # finite embeddings near the float64 limit can overflow
-                self.skipped_frames += 1
-                return
-            center, scale, positions, anchors, codes = encoded
-            frame = self.frames_sent + 1
-            self._display_maps[frame] = DisplayMap(plane, center, scale)
-            self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
-            # A trait goes to the browser only when its value changed: the
-            # colours, and often the anchors, stay as they were.
-            self._frame_bytes = sum(len(new) for new, old in ((positions, self._positions),
-                                                              (anchors, self._anchors),
-                                                              (codes, self._codes))
-                                    if new != old)
-            with self.hold_sync():
-                self.frame_id = frame
-                self._positions = positions
-                self._anchors = anchors
-                self._codes = codes
-                self.palette = coloring.palette
-                self.legend = coloring.legend
-                self.legend_continuous = coloring.continuous
-                self.view_note = note
-                self.iteration = snap.iteration
-                self.cost = snap.cost
-            self.frames_sent += 1
+        frame, state = None, {}
+        try:
+            with self._sync_lock:
+                if ticket != self._frames_begun or self._snapshot is not snap:
+                    return
+                if encoded is None:  # finite embeddings near the float64 limit can overflow
+                    self.skipped_frames += 1
+                    return
+                center, scale, positions, anchors, codes = encoded
+                # Once numbered, the frame is sent whatever happens (see _send_frame).
+                frame = self._frames_numbered = self._frames_numbered + 1
+                self._display_maps[frame] = DisplayMap(plane, center, scale)
+                self._display_maps.pop(frame - KEPT_DISPLAY_MAPS, None)
+                # A trait goes to the browser only when its value changed: the
+                # colours, and often the anchors, stay as they were.
+                self._frame_bytes = sum(len(new) for new, old in (
+                    (positions, self._positions), (anchors, self._anchors),
+                    (codes, self._codes)) if new != old)
+                with self.hold_sync():
+                    self.frame_id = frame
+                    self._positions = positions
+                    self._anchors = anchors
+                    self._codes = codes
+                    self.palette = coloring.palette
+                    self.legend = coloring.legend
+                    self.legend_continuous = coloring.continuous
+                    self.view_note = note
+                    self.iteration = snap.iteration
+                    self.cost = snap.cost
+                    # Taken out of what hold_sync sends on leaving: sent below.
+                    changed = self._states_to_send & FRAME_TRAITS
+                    self._states_to_send -= changed
+                state = self.get_state(key=sorted(changed))
+        finally:
+            if frame is not None:
+                self._send_frame(frame, state)
+
+    def _send_frame(self, frame, state):
+        """Send frame number ``frame``'s changed traits (``state``, from
+        ``get_state``) after every earlier frame's, then count it sent.
+
+        Runs outside ``_sync_lock`` (re-entered only when a caller already holds
+        it). Frames are numbered under ``_sync_lock`` and every numbered frame
+        comes here, so each waits only for the ones before it, and the browser
+        sees them in order.
+        """
+        with self._frame_turn:
+            self._frame_turn.wait_for(lambda: self.frames_sent == frame - 1)
+            try:
+                if state:
+                    state, buffer_paths, buffers = _remove_buffers(state)
+                    self._send({"method": "update", "state": state,
+                                "buffer_paths": buffer_paths}, buffers=buffers)
+            finally:
+                self.frames_sent = frame
+                self._frame_turn.notify_all()
 
     def _show_color_options(self, membership):
         """Offer the colourings there is data for; ``membership``: whether the run
@@ -276,10 +313,11 @@ class FrameStream(traitlets.HasTraits):
             self._user_colorings[name] = coloring
             self._user_values[name] = np.asarray(values)
             self._show_color_options(False)
-            if show and self.color_by != name:
-                self.color_by = name
-            elif self.color_by == name:
-                self._publish()
+            shown = self.color_by == name
+            if show and not shown:
+                self.color_by = name  # publishes (_display_changed)
+        if shown:
+            self._publish()
 
     @traitlets.validate("color_by")
     def _valid_color_by(self, proposal):
@@ -318,10 +356,10 @@ class FrameStream(traitlets.HasTraits):
     def _display_changed(self, change):
         if getattr(self, "_plane", None) is None:
             return
-        with self._sync_lock:
-            if change["name"] == "view":
+        if change["name"] == "view":
+            with self._sync_lock:
                 self._plane = PlaneView(change["new"])
-            self._publish()
+        self._publish()
 
 
 def _encode_frame(points, anchors, coloring):

@@ -22,6 +22,9 @@ then                        members (point indices)
 Must-link groups are the connected components of the must-link graph
 (:meth:`~nbembed.Annotations.must_link_components`), so every point is in
 at most one, numbered by their smallest point.
+
+Threads: functions of their arguments, without state of their own; the
+Explorer calls them under ``_ann_lock`` and sets the result under ``_sync_lock``.
 """
 
 from __future__ import annotations

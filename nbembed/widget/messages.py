@@ -31,6 +31,9 @@ type                    fields
                         (0, 1]; one binary buffer of uint32 indices (the
                         selection) or none (use the selection Python holds)
 ======================  ====================================================
+
+Threads: functions of their arguments, without state of their own; the
+browser's messages are parsed in the kernel's main thread.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The browser draws each point with ``palette[code]``. Class labels, predicted
 classes and categorical user arrays map to one code per category and one grey
 code for "none"; continuous user arrays are binned into a sequential ramp.
+
+Threads: functions of their arguments, without state of their own.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""A run that only shows a given embedding, for ``Explorer(Y, method="precomputed")``."""
+"""A run that only shows a given embedding, for ``Explorer(Y, method="precomputed")``.
+
+Threads: a :class:`PrecomputedRun` never changes, so the worker thread and the
+kernel's main thread may read it at once.
+"""
 
 from __future__ import annotations
 

@@ -23,6 +23,11 @@ saved positions, as after :meth:`~nbembed.widget.Explorer.add_points`), the
 cost history and read-outs (they fill in at the next record), a cannot-link
 selection A waiting for its second half, and changes still queued for the run
 at the moment of saving (a slider moved within the last step).
+
+Threads: :func:`save_session` runs in the caller's thread and reads the Explorer
+under both of its locks (``_ann_lock`` first, then ``_sync_lock``), so that the
+run, the annotations and the display it saves belong to one moment;
+:func:`load_session` builds a new Explorer, which no other thread sees yet.
 """
 
 from __future__ import annotations

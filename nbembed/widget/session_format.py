@@ -19,6 +19,9 @@ what concerns the file rather than the Explorer:
 
 A file holds no pickle and is read with ``allow_pickle=False``, so reading
 one cannot run code; anything that does not fit raises :class:`SessionError`.
+
+Threads: functions of their arguments and the file they are given; no state of
+their own.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ computes each coordinate in float64, as written above, and rounds it to
 float32; :func:`decode_positions` does the same, so both read the same
 positions. A frame whose points share a coordinate (max == min) has a step of
 0 and decodes that coordinate exactly.
+
+Threads: functions of their arguments and trait types, without state of their
+own; the traits' values belong to the Explorer's ``_sync_lock``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ The PCA and class planes are recomputed for every frame. Eigenvectors have no
 sign and swap order when eigenvalues cross, which would make the picture flip
 between frames; :class:`PlaneView` matches each new basis to the previous one
 (order, then sign), so the view only turns as far as the embedding does.
+
+Threads: functions of their arguments, except :class:`PlaneView`, which keeps the
+previous basis; the Explorer's view belongs to its ``_sync_lock`` and is called
+only under it.
 """
 
 from __future__ import annotations

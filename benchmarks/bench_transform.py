@@ -3,7 +3,8 @@
 
 For each data set (scikit-learn's digits; USPS from
 ``../shared/data/usps_full/data.npz`` when it exists, a random subset of
-``--usps-points``), ``--splits`` stratified random 80/20 splits (default 5),
+``--usps-points``; ``image-like``, the digits upsampled to 28 x 28 with noise
+from ``data_shapes.py``, ``--image-points`` of them), ``--splits`` stratified random 80/20 splits (default 5),
 the same for both libraries; accuracies are reported as mean ± standard error
 with the paired difference, times as medians. Each library, in its own
 subprocess, fits its default t-SNE on the 80% (nbembed: ``HSSNE()``, alpha = 1,
@@ -22,6 +23,7 @@ space is given for reference.
 Usage (from the repository root)::
 
     PYTHONPATH=. python benchmarks/bench_transform.py --datasets digits
+    PYTHONPATH=. python benchmarks/bench_transform.py --datasets image-like --splits 3
     PYTHONPATH=. python benchmarks/bench_transform.py --markdown transform.md
 """
 
@@ -47,7 +49,9 @@ WARM_UP_POINTS = 5
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", nargs="+", default=["digits", "usps"],
-                   choices=["digits", "usps"])
+                   choices=["digits", "usps", "image-like"])
+    p.add_argument("--image-points", type=int, default=10000,
+                   help="points of the image-like set (784 features; default 10000)")
     p.add_argument("--usps-points", type=int, default=5000,
                    help="random USPS points to split (default 5000)")
     p.add_argument("--threads", type=int, default=2)
@@ -61,8 +65,11 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def load(name, usps_points, rng):
+def load(name, args, rng):
     """(X, y) of a data set, or None when it is not available."""
+    if name == "image-like":
+        import data_shapes
+        return data_shapes.image_like(args.image_points)
     if name == "digits":
         from sklearn.datasets import load_digits
         return load_digits(return_X_y=True)
@@ -71,7 +78,7 @@ def load(name, usps_points, rng):
         return None
     data = np.load(USPS, allow_pickle=False)
     X, y = data["X"].astype(np.float64), data["y"]
-    chosen = rng.choice(len(X), size=min(usps_points, len(X)), replace=False)
+    chosen = rng.choice(len(X), size=min(args.usps_points, len(X)), replace=False)
     return X[chosen], y[chosen]
 
 
@@ -142,7 +149,7 @@ def main(argv=None):
         size = None
         for split in range(args.splits):
             seed = args.seed + split
-            loaded = load(name, args.usps_points, np.random.default_rng(seed))
+            loaded = load(name, args, np.random.default_rng(seed))
             if loaded is None:
                 break
             X, y = loaded

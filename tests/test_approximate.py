@@ -455,11 +455,15 @@ def test_neighbors_auto_threshold(monkeypatch, rng):
     X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
     exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact")
     monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_WORK", 500 * 500 * 6)
-    work = affinity_module.exact_search_work
-    assert work(X) == 800 * 800 * 6
-    assert affinity_module._resolve_neighbors("auto", work(X), "euclidean") == "approximate"
-    assert affinity_module._resolve_neighbors("auto", work(X[:500]), "euclidean") == "exact"
-    assert affinity_module._resolve_neighbors("auto", work(X), "precomputed") == "exact"
+    monkeypatch.setattr(affinity_module, "EXACT_EUCLIDEAN_MAX_ENTRIES", 600 * 6)
+    resolve = affinity_module._resolve_neighbors
+    assert affinity_module.exact_search_work(X) == 800 * 800 * 6
+    assert resolve("auto", X, "euclidean") == "approximate"
+    assert resolve("auto", X[:500], "euclidean") == "exact"
+    assert resolve("auto", X[:600], "euclidean") == "exact"  # nbembed's search: n d
+    assert resolve("auto", X[:600], "manhattan") == "approximate"  # scikit-learn's: n^2 d
+    assert resolve("auto", sp.csr_matrix(X[:600]), "euclidean") == "approximate"
+    assert resolve("auto", X, "precomputed") == "exact"
     approx = joint_probabilities(X, 10.0, method="knn")
     np.testing.assert_allclose(approx.toarray(), exact.toarray(), rtol=1e-6, atol=1e-12)
     with pytest.raises(ValueError, match="precomputed"):

@@ -21,18 +21,20 @@ decide, and leaves of nearby rows let the products skip far rows); other
 metrics and sparse rows from scikit-learn's ``NearestNeighbors``.
 ``"auto"`` is exact while the search compares at most
 ``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the stored entries per
-row of sparse data). Exact search costs O(n^2 d) at most and
-nearest-neighbour descent roughly O(n log n d), but pynndescent compiles for
-about 20 s at its first call in every process (Numba, not cached on disk). On
-two cores, 91 neighbours, 70 000 x 50 took 4-8 s by descent (+20 s the first
-time; recall 0.990-0.9996) and 9 s by scikit-learn's exact search; 140 000 x
-50 35 s and 17 s; 20 000 x 784 5 s and 5 s; 40 000 x 784 19 s and 10 s. On
-another two-core machine nbembed's exact search took 5.1-7.6 s at 70 000 x 50
-(a mixture, a Swiss roll) where scikit-learn's took 16-18 s, and 2.7 s at
-10 000 x 784 against 2.4 s (benchmarks/bench_neighbors.py). The budget was
-not measured again with it. The budget, 4e11, is where
-scikit-learn's exact search cost a few seconds more than a warm descent and
-far less than a first one: about 89 000 points in 50 dimensions, 22 000 in 784.
+row of sparse data), and for dense Euclidean rows also while they hold at most
+``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries (n d). Exact search costs O(n^2 d) and
+nearest-neighbour descent roughly O(n log n) distances, but pynndescent
+compiles for 20 s or more at its first call in every process (Numba, not
+cached on disk). The first budget, 4e11, is where scikit-learn's exact search
+cost a few seconds more than a warm descent and far less than a first one:
+about 89 000 points in 50 dimensions, 22 000 in 784. nbembed's own search
+costs about 1.8e-11 s per compared coordinate on two cores whatever the
+shape, while a warm descent's cost per point grows slowly with the features,
+so the two meet near a fixed n d: on two cores, 91 neighbours
+(benchmarks/bench_neighbors.py), 10^5 x 50 took 10-15 s exactly against 16-30
+s by a warm descent, 2 * 10^5 x 50 34-36 s against 36-50 s (recall 0.966 on
+the mixture), and 40 000 x 784 23 s against 15 s. The second budget, 10^7
+entries, keeps the exact search up to about 2 * 10^5 points in 50 dimensions.
 
 Data rows may be a scipy.sparse CSR matrix with ``metric="euclidean"`` or
 ``"cosine"``: scikit-learn computes the distances from the stored entries
@@ -73,9 +75,17 @@ NEIGHBORS = ("auto", "exact", "approximate")
 
 #: Up to this many compared coordinates (n^2 times the features, or the stored
 #: entries per row of sparse data) ``neighbors="auto"`` finds exact nearest
-#: neighbours; above it, approximate ones when pynndescent is installed.
+#: neighbours in any metric; above it, approximate ones when pynndescent is
+#: installed, unless the next budget allows an exact search.
 #: Overridable with the environment variable ``NBEMBED_EXACT_NEIGHBORS_MAX_WORK``.
 EXACT_NEIGHBORS_MAX_WORK = float(os.environ.get("NBEMBED_EXACT_NEIGHBORS_MAX_WORK", 4e11))
+
+#: Dense rows in Euclidean distance, which nbembed's own search serves, are
+#: also searched exactly while they hold at most this many entries (n times
+#: the features): about 200 000 points in 50 dimensions, 12 800 in 784 (where
+#: the budget above, 22 000, is the larger). Overridable with the environment
+#: variable ``NBEMBED_EXACT_EUCLIDEAN_MAX_ENTRIES``.
+EXACT_EUCLIDEAN_MAX_ENTRIES = float(os.environ.get("NBEMBED_EXACT_EUCLIDEAN_MAX_ENTRIES", 1e7))
 
 
 def _resolve_method(method, n):
@@ -103,11 +113,24 @@ def exact_search_work(X):
     return float(n) * float(n) * max(per_row, 1.0)
 
 
-def _resolve_neighbors(neighbors, work, metric):
-    """"exact" or "approximate" for ``neighbors``; ``work`` is :func:`exact_search_work`."""
+def _own_search(X, metric):
+    """Whether the exact search is nbembed's own (dense rows, Euclidean distance)."""
+    return metric == "euclidean" and not sp.issparse(X)
+
+
+def _exact_is_cheap(X, metric):
+    """Whether ``neighbors="auto"`` searches ``X`` exactly (see the budgets above)."""
+    if metric == "precomputed" or exact_search_work(X) <= EXACT_NEIGHBORS_MAX_WORK:
+        return True
+    return _own_search(X, metric) and \
+        float(X.shape[0]) * X.shape[1] <= EXACT_EUCLIDEAN_MAX_ENTRIES
+
+
+def _resolve_neighbors(neighbors, X, metric):
+    """"exact" or "approximate" for ``neighbors`` on the rows ``X``."""
     check_option(neighbors, "neighbors", NEIGHBORS)
     if neighbors == "auto":
-        if work <= EXACT_NEIGHBORS_MAX_WORK or metric == "precomputed":
+        if _exact_is_cheap(X, metric):
             return "exact"
         try:
             import pynndescent  # noqa: F401
@@ -142,7 +165,9 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         How ``method="knn"`` finds them: exactly, or by nearest-neighbour
         descent (pynndescent, optional). "auto": exact up to
         ``EXACT_NEIGHBORS_MAX_WORK`` compared coordinates (about 89 000 points
-        in 50 dimensions) or when pynndescent is missing.
+        in 50 dimensions), for dense Euclidean rows also up to
+        ``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries (about 200 000 points in 50
+        dimensions), or when pynndescent is missing.
     random_state : int, RandomState or None
         Seed of the approximate neighbour search.
     timings : dict, optional
@@ -264,7 +289,7 @@ def nearest_neighbors(X, k, *, metric="euclidean", neighbors="auto", random_stat
     dist, idx : ndarray (n, k)
         Distances and indices, nearest first.
     """
-    if _resolve_neighbors(neighbors, exact_search_work(X), metric) == "approximate":
+    if _resolve_neighbors(neighbors, X, metric) == "approximate":
         return _approximate_neighbors(X, k, metric, random_state)
     return _nearest_neighbors(X, k, metric)
 
@@ -316,7 +341,7 @@ def _nearest_neighbors(X, k, metric):
         X = X.toarray() if sp.issparse(X) else X
     # Ties and duplicate points can put i outside its own neighbour list;
     # asking for k + 1 and dropping i (or the farthest) handles both.
-    if metric == "euclidean" and not sp.issparse(X):
+    if _own_search(X, metric):
         # Proposed by float32 products, measured exactly: at 70 000 x 50 on two
         # cores 5.1-7.6 s against scikit-learn's 16-18 s on the same machine
         # (benchmarks/bench_neighbors.py).

@@ -192,11 +192,13 @@ class HSSNE(EmbeddingEstimator):
         normalized). "auto" is exact up to 5000 points, kNN above (memory
         O(n k) with k = 3 * perplexity neighbours per point).
     neighbors : {"auto", "exact", "approximate"}, default="auto"
-        How the nearest neighbours of the kNN P are found: exact (scikit-learn)
-        or approximate (nearest-neighbour descent, needs the optional package
+        How the nearest neighbours of the kNN P are found: exact, or
+        approximate (nearest-neighbour descent, needs the optional package
         pynndescent). "auto" is exact while it compares at most 4e11
-        coordinates, n^2 times the features (about 89 000 points in 50
-        dimensions, 22 000 in 784; see :mod:`nbembed.affinity.perplexity`).
+        coordinates, n^2 times the features, and for dense Euclidean rows also
+        while they hold at most 1e7 entries, n times the features (about
+        200 000 points in 50 dimensions, 22 000 in 784; see
+        :mod:`nbembed.affinity.perplexity`).
     metric : str, default="euclidean"
         Input metric: any of :func:`sklearn.metrics.pairwise_distances`
         ("cosine", ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be

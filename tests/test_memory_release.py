@@ -96,7 +96,8 @@ def test_configuring_keeps_the_users_own_settings(monkeypatch):
     monkeypatch.setattr(_memory, "_glibc", lambda name: _FakeMallopt(calls))
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert _memory.configure_allocator()
-    assert calls == [(_memory._M_MMAP_THRESHOLD, _memory.MMAP_THRESHOLD_BYTES)]
+    assert calls == [(_memory._M_MMAP_THRESHOLD, _memory.MMAP_THRESHOLD_BYTES),
+                     (_memory._M_TRIM_THRESHOLD, _memory.TRIM_THRESHOLD_BYTES)]
     assert not _memory.configure_allocator()  # once per process
 
 

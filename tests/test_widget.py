@@ -5,6 +5,7 @@ The widget needs its JavaScript bundle; the ``bundle`` fixture builds it once
 with npm when it is missing and skips the widget tests when npm is absent.
 """
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -544,7 +545,11 @@ def _moved(ex, seed):
             size=snap.embedding.shape), iteration=snap.iteration + 1)
 
 
-def test_browser_messages_do_not_wait_for_a_frame_being_sent(make_explorer):
+@contextlib.contextmanager
+def _first_frame_on_its_way(make_explorer):
+    """A paused Explorer whose next frame is being sent (held in the comm) from
+    another thread; yields (explorer, comm, frames sent before), and releases the
+    send on leaving."""
     ex = make_explorer()
     ex.pause()
     ex.wait()
@@ -555,36 +560,29 @@ def test_browser_messages_do_not_wait_for_a_frame_being_sent(make_explorer):
     publisher.start()
     try:
         assert comm.sending.wait(30)
+        yield ex, comm, sent
+    finally:
+        comm.release.set()
+        publisher.join(30)
+
+
+def test_browser_messages_do_not_wait_for_a_frame_being_sent(make_explorer):
+    with _first_frame_on_its_way(make_explorer) as (ex, comm, sent):
         # What a message from the browser takes, while the frame is on its way.
         assert ex._sync_lock.acquire(timeout=10)
         ex._sync_lock.release()
         assert ex.frames_sent == sent  # not counted before it is sent
-    finally:
-        comm.release.set()
-        publisher.join(30)
     assert ex.frames_sent == sent + 1 and len(comm.sent) == 1
 
 
 def test_frames_reach_the_browser_in_the_order_they_were_made(make_explorer):
-    ex = make_explorer()
-    ex.pause()
-    ex.wait()
-    comm = ex.comm = HeldComm()
-    sent = ex.frames_sent
-    _moved(ex, 1)
-    first = threading.Thread(target=ex._publish)
-    first.start()
-    try:
-        assert comm.sending.wait(30)
+    with _first_frame_on_its_way(make_explorer) as (ex, comm, sent):
         _moved(ex, 2)
         second = threading.Thread(target=ex._publish)
         second.start()
         # The second frame's traits are set; it waits for the first to be sent.
         wait_for(lambda: ex._frames_numbered == sent + 2)
         assert ex.frame_id == sent + 2 and ex.frames_sent == sent
-    finally:
-        comm.release.set()
-        first.join(30)
     second.join(30)
     frame_ids = [data["state"]["frame_id"] for data, _ in comm.sent]
     assert frame_ids == [sent + 1, sent + 2] and ex.frames_sent == sent + 2

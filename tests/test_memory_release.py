@@ -94,6 +94,10 @@ def test_configuring_keeps_the_users_own_settings(monkeypatch):
     calls = []
     monkeypatch.setattr(_memory, "_configured", False)
     monkeypatch.setattr(_memory, "_glibc", lambda name: _FakeMallopt(calls))
+    # A dask LocalCluster started earlier in this process leaves MALLOC_TRIM_THRESHOLD_
+    # in the environment for its workers.
+    for name in _memory._USER_SETTINGS.values():
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert _memory.configure_allocator()
     assert calls == [(_memory._M_MMAP_THRESHOLD, _memory.MMAP_THRESHOLD_BYTES),

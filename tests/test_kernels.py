@@ -176,35 +176,55 @@ def test_perplexity_on_neighbour_lists(rng):
     np.testing.assert_allclose(np.exp(entropy), 4.0, rtol=1e-6)
 
 
-def test_a_new_alpha_compiles_nothing_in_a_new_process(tmp_path):
-    """Alpha is a runtime argument of cached kernels: after one process has used
-    alpha = 1 and 0.5, another process fitting alpha = 0.8 and 1.7 (dense and
-    kNN affinities) loads every HSSNE kernel from Numba's disk cache."""
-    import os
+_FIT_ALPHAS = ("import numpy as np\nfrom nbembed import HSSNE\n"
+               "X = np.random.default_rng(0).normal(size=(40, 3))\n"
+               "for a in ALPHAS:\n"
+               "    HSSNE(perplexity=5, max_iter=20, affinity='knn', alpha=a).fit(X)\n"
+               "    HSSNE(perplexity=5, max_iter=20, affinity='exact', alpha=a).fit(X)\n")
+# Every HSSNE pair kernel, by name and form, with its cache misses and hits.
+_REPORT_KERNELS = ("from nbembed._kernels import hssne\n"
+                   "for name in ('_DENSE', '_SPARSE', '_Z'):\n"
+                   "    for form, f in enumerate(getattr(hssne, name)):\n"
+                   "        print(f'{name}[{form}]', len(f.signatures),\n"
+                   "              sum(f.stats.cache_misses.values()),\n"
+                   "              sum(f.stats.cache_hits.values()))\n")
+
+
+def _fit_and_report(alphas, env):
+    """{kernel: (signatures, cache misses, cache hits)} after fitting ``alphas`` in a new process."""
     import subprocess
     import sys
 
-    fit = ("import numpy as np\nfrom nbembed import HSSNE\n"
-           "X = np.random.default_rng(0).normal(size=(40, 3))\n"
-           "for a in ALPHAS:\n"
-           "    HSSNE(perplexity=5, max_iter=20, affinity='knn', alpha=a).fit(X)\n"
-           "    HSSNE(perplexity=5, max_iter=20, affinity='exact', alpha=a).fit(X)\n")
-    report = ("from numba.core.registry import CPUDispatcher\n"
-              "from nbembed._kernels import hssne\n"
-              "for name, f in vars(hssne).items():\n"
-              "    if isinstance(f, CPUDispatcher) and f.signatures:\n"
-              "        print(name, sum(f.stats.cache_misses.values()),\n"
-              "              sum(f.stats.cache_hits.values()))\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    subprocess.run([sys.executable, "-c", fit.replace("ALPHAS", "(1.0, 0.5)")], env=env,
-                   check=True, timeout=600)
-    done = subprocess.run([sys.executable, "-c", fit.replace("ALPHAS", "(0.8, 1.7)") + report],
+    done = subprocess.run([sys.executable, "-c",
+                           _FIT_ALPHAS.replace("ALPHAS", repr(tuple(alphas))) + _REPORT_KERNELS],
                           env=env, check=True, timeout=600, capture_output=True, text=True)
-    used = {name: (int(misses), int(hits)) for name, misses, hits in
+    return {name: tuple(int(v) for v in values) for name, *values in
             (line.split() for line in done.stdout.strip().splitlines())}
-    assert "hssne_dense" in used and "hssne_sparse" in used
-    compiled = sorted(name for name, (misses, hits) in used.items() if misses or not hits)
+
+
+def test_a_new_alpha_compiles_nothing_in_a_new_process(tmp_path):
+    """Alpha is a runtime argument of cached kernels: after one process has used
+    alpha = 1, 0.5 and 0.8, another process fitting alpha = 1.7 and 1 (dense and
+    kNN affinities) loads every HSSNE pair kernel it uses from Numba's disk cache."""
+    import os
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    _fit_and_report((1.0, 0.5, 0.8), env)
+    used = {name: counts for name, counts in _fit_and_report((1.7, 1.0), env).items()
+            if counts[0]}
+    assert {"_DENSE[0]", "_DENSE[4]", "_SPARSE[0]", "_SPARSE[4]"} <= set(used)
+    compiled = sorted(name for name, (_, misses, hits) in used.items() if misses or not hits)
     assert not compiled, f"not loaded from the disk cache: {compiled}"
+
+
+def test_a_first_run_compiles_only_the_form_it_uses(tmp_path):
+    """With an empty disk cache, fitting alpha = 1 compiles the pair kernels of
+    the Student-t form and none of the other four."""
+    import os
+
+    used = _fit_and_report((1.0,), dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    compiled = sorted(name for name, (signatures, _, _) in used.items() if signatures)
+    assert compiled and all(name.endswith("[0]") for name in compiled), compiled
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)

@@ -26,7 +26,8 @@ their non-empty quadrants until they hold at most ``LEAF_SIZE`` points or reach
 the finest level. Each point's sums are accumulated by one thread in a fixed
 order, so the results do not depend on the number of threads.
 
-The walk is compiled once per kernel function. An alpha without a closed form
+The walk is compiled once per kernel function, each in a kernel of its own
+chosen in Python, so that a run compiles only the walk it uses. An alpha without a closed form
 takes the tabulated power (:mod:`.power_table`, relative error below 2e-9):
 with the exp-and-log kernel the walk took 5x as long as at alpha = 1, with
 the table 1.6x (10 000 points, one thread: 52 and 17 ms against 10.5).
@@ -322,48 +323,45 @@ def _form(alpha):
     return 5
 
 
-@njit(**JIT)
-def _walk(t, xs, ys, links, moments, theta2, alpha, table, form, with_forces, stack):
-    """Z_t and the force on sorted point t, by the walk compiled for ``form``."""
-    if form == 0:
-        return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 0, with_forces, stack)
-    if form == 1:
-        return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 1, with_forces, stack)
-    if form == 2:
-        return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 2, with_forces, stack)
-    if form == 3:
-        return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 3, with_forces, stack)
-    if form == 4:
-        return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 4, with_forces, stack)
-    return _walk_form(t, xs, ys, links, moments, theta2, alpha, table, 5, with_forces, stack)
+def _walk_all_for(form):
+    """The walk of every point, compiled for ``_WALK_FORMS[form]`` alone.
+
+    One kernel per form, chosen in Python (:func:`barnes_hut_repulsion`), so
+    that a run compiles the walk of the kernel it uses and no other: the six
+    walks compiled together took 17 s in a first run.
+    """
+
+    @njit(**JIT_PARALLEL)
+    def walk_all(xs, ys, order, start, end, level, first_child, n_children, root_side, theta,
+                 alpha, with_forces, repulsion):
+        n = xs.size
+        moments = _cell_moments(xs, ys, start, end, level, root_side)
+        links = np.empty((start.size, 4), dtype=np.int64)
+        links[:, 0] = start
+        links[:, 1] = end
+        links[:, 2] = first_child
+        links[:, 3] = n_children
+        theta2 = theta * theta
+        table = power_table(alpha) if form == 5 else np.empty(0)  # only the tabulated form reads it
+        z_rows = np.zeros(n)
+        n_blocks = (n + _BLOCK - 1) // _BLOCK
+        for b in prange(n_blocks):
+            stack = np.empty(_STACK, dtype=np.int64)
+            for t in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
+                z, f0, f1 = _walk_form(t, xs, ys, links, moments, theta2, alpha, table, form,
+                                       with_forces, stack)
+                z_rows[t] = z
+                if with_forces:
+                    i = order[t]
+                    repulsion[i, 0] = f0
+                    repulsion[i, 1] = f1
+        return z_rows
+
+    return walk_all
 
 
-@njit(**JIT_PARALLEL)
-def _walk_all(xs, ys, order, start, end, level, first_child, n_children, root_side, theta,
-              alpha, with_forces, repulsion):
-    n = xs.size
-    moments = _cell_moments(xs, ys, start, end, level, root_side)
-    links = np.empty((start.size, 4), dtype=np.int64)
-    links[:, 0] = start
-    links[:, 1] = end
-    links[:, 2] = first_child
-    links[:, 3] = n_children
-    theta2 = theta * theta
-    form = _form(alpha)
-    table = power_table(alpha) if form == 5 else np.empty(0)  # only the tabulated form reads it
-    z_rows = np.zeros(n)
-    n_blocks = (n + _BLOCK - 1) // _BLOCK
-    for b in prange(n_blocks):
-        stack = np.empty(_STACK, dtype=np.int64)
-        for t in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
-            z, f0, f1 = _walk(t, xs, ys, links, moments, theta2, alpha, table, form, with_forces,
-                                   stack)
-            z_rows[t] = z
-            if with_forces:
-                i = order[t]
-                repulsion[i, 0] = f0
-                repulsion[i, 1] = f1
-    return z_rows
+#: The walk of every point for each form of ``_WALK_FORMS``.
+_WALK_ALL = tuple(_walk_all_for(form) for form in range(len(_WALK_FORMS)))
 
 
 @njit(**JIT)
@@ -413,7 +411,8 @@ def barnes_hut_repulsion(Yt, alpha, theta, repulsion=None):
     start, end, level, first_child, n_children = build_tree(codes, LEAF_SIZE)
     with_forces = repulsion is not None
     out = repulsion if with_forces else np.empty((0, 2))
-    z_rows = _walk_all(xs, ys, order, start, end, level, first_child, n_children, side,
-                       float(theta), float(alpha), with_forces, out)
+    walk_all = _WALK_ALL[_form(float(alpha))]
+    z_rows = walk_all(xs, ys, order, start, end, level, first_child, n_children, side,
+                      float(theta), float(alpha), with_forces, out)
     # Summed outside the parallel kernel, whose reductions depend on the thread count.
     return float(np.sum(z_rows))

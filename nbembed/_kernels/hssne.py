@@ -16,10 +16,11 @@ stops vectorization): at tau = 0 it contributes H = 1 and no force, which is
 subtracted afterwards. Fractional powers are slow without a vector math
 library, so common alphas get closed forms and the others the vectorizable
 power of :mod:`.fastexp` (in float32 about 5x the cost of a closed form per
-pair, in float64 about 18x). Alpha is a runtime argument: each row picks
-its kernel function once (``_dense_row``, ``_repulsion_row``) and runs a loop
-over j compiled for it, so one cached kernel serves every alpha and a new
-alpha compiles nothing.
+pair, in float64 about 18x). The pair kernels (:func:`hssne_dense`,
+:func:`hssne_sparse`, :func:`hssne_z`) are compiled once per kernel
+function, each on its own, and chosen in Python by alpha (:func:`form_of`):
+a run compiles only the form it uses, and alpha stays a runtime argument, so
+every alpha without a closed form shares one cached kernel.
 
 Precision follows the inputs: with a float32 ``Yt`` (and alpha as np.float32) the
 pair loops run in float32, about 2.4x faster; constants are written as float32
@@ -230,6 +231,7 @@ def _dense_loop(kern):
 
 #: The kernel function for each ``form`` index of the row loops.
 _FORMS = (student_kernel, half_kernel, two_kernel, gaussian_kernel, power_kernel)
+_CLOSED_FORM_INDEX = {alpha: _FORMS.index(kern) for alpha, kern in _CLOSED_FORMS.items()}
 _JIT_LOOP = dict(fastmath=JIT["fastmath"], error_model=JIT["error_model"])
 
 
@@ -261,37 +263,10 @@ def _dense_row_form_overload(Yt, i, prow, alpha, form, repulsion, attraction):
     return None
 
 
-@njit(**JIT)
-def _repulsion_row(Yt, i, alpha, force):
-    """Z_i = sum_{j != i} H_ij; ``force`` += sum_j H_ij S_ij (y_i - y_j).
-
-    Alpha is compared once per row, outside the loop over j, which is then
-    compiled for one kernel function and vectorizes.
-    """
-    if alpha == 1.0:
-        return _repulsion_row_form(Yt, i, alpha, 0, force)
-    if alpha == 0.5:
-        return _repulsion_row_form(Yt, i, alpha, 1, force)
-    if alpha == 2.0:
-        return _repulsion_row_form(Yt, i, alpha, 2, force)
-    if alpha == 0.0:
-        return _repulsion_row_form(Yt, i, alpha, 3, force)
-    return _repulsion_row_form(Yt, i, alpha, 4, force)
-
-
-@njit(**JIT)
-def _dense_row(Yt, i, prow, alpha, repulsion, attraction):
-    """Both forces of row i in one pass over j; the kernel chosen as in
-    :func:`_repulsion_row`. Returns (Z_i, A_i)."""
-    if alpha == 1.0:
-        return _dense_row_form(Yt, i, prow, alpha, 0, repulsion, attraction)
-    if alpha == 0.5:
-        return _dense_row_form(Yt, i, prow, alpha, 1, repulsion, attraction)
-    if alpha == 2.0:
-        return _dense_row_form(Yt, i, prow, alpha, 2, repulsion, attraction)
-    if alpha == 0.0:
-        return _dense_row_form(Yt, i, prow, alpha, 3, repulsion, attraction)
-    return _dense_row_form(Yt, i, prow, alpha, 4, repulsion, attraction)
+def form_of(alpha):
+    """Index into ``_FORMS`` of the kernel function for ``alpha``."""
+    alpha = float(alpha)
+    return _CLOSED_FORM_INDEX.get(alpha, len(_FORMS) - 1)
 
 
 @njit(**JIT)
@@ -340,7 +315,72 @@ def _sq_dist(Yt, i, j):
     return tau
 
 
-@njit(**JIT_PARALLEL)
+def _dense_kernel(form):
+    """:func:`hssne_dense` compiled for ``_FORMS[form]`` alone."""
+
+    @njit(**JIT_PARALLEL)
+    def dense(Yt, P, alpha, exaggeration, grad):
+        d, n = Yt.shape
+        z_rows = np.zeros(n)
+        a_rowsum = np.zeros(n)
+        attraction = np.zeros((n, d))
+        repulsion = np.zeros((n, d))
+        for i in prange(n):
+            z_rows[i], a_rowsum[i] = _dense_row_form(Yt, i, P[i], alpha, form, repulsion[i],
+                                                     attraction[i])
+        z = ordered_sum(z_rows)
+        _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
+        return z, a_rowsum
+
+    return dense
+
+
+def _sparse_kernel(form):
+    """:func:`hssne_sparse` compiled for ``_FORMS[form]`` alone."""
+
+    @njit(**JIT_PARALLEL)
+    def sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
+        d, n = Yt.shape
+        z_rows = np.zeros(n)
+        a_rowsum = np.zeros(n)
+        attraction = np.zeros((n, d))
+        repulsion = np.zeros((n, d))
+        for i in prange(n):
+            z_rows[i] = _repulsion_row_form(Yt, i, alpha, form, repulsion[i])
+            a_rowsum[i] = _attraction_row(Yt, i, indptr, indices, pvalues, alpha,
+                                          attraction[i])
+        z = ordered_sum(z_rows)
+        _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
+        return z, a_rowsum
+
+    return sparse
+
+
+def _z_kernel(form):
+    """:func:`hssne_z` compiled for ``_FORMS[form]`` alone."""
+
+    @njit(**JIT_PARALLEL)
+    def normalizer(Yt, alpha):
+        d, n = Yt.shape
+        z_rows = np.zeros(n)
+        for i in prange(n):
+            scratch = np.zeros(d)
+            z_rows[i] = _repulsion_row_form(Yt, i, alpha, form, scratch)
+        return ordered_sum(z_rows)
+
+    return normalizer
+
+
+# One compiled kernel per form, chosen in Python by alpha: a run compiles the
+# pair loops of the kernel function it uses and no other (the five forms
+# compiled together took 13 s for each of these kernels in a first run). Each
+# form's kernel is cached on disk apart, so every alpha without a closed form
+# shares the one of ``power_kernel``.
+_DENSE = tuple(_dense_kernel(form) for form in range(len(_FORMS)))
+_SPARSE = tuple(_sparse_kernel(form) for form in range(len(_FORMS)))
+_Z = tuple(_z_kernel(form) for form in range(len(_FORMS)))
+
+
 def hssne_dense(Yt, P, alpha, exaggeration, grad):
     """Gradient of KL(P || Q) for a dense symmetric P.
 
@@ -364,37 +404,16 @@ def hssne_dense(Yt, P, alpha, exaggeration, grad):
     a_rowsum : ndarray (n,)
         A_i = sum_j P_ij S_ij.
     """
-    d, n = Yt.shape
-    z_rows = np.zeros(n)
-    a_rowsum = np.zeros(n)
-    attraction = np.zeros((n, d))
-    repulsion = np.zeros((n, d))
-    for i in prange(n):
-        z_rows[i], a_rowsum[i] = _dense_row(Yt, i, P[i], alpha, repulsion[i], attraction[i])
-    z = ordered_sum(z_rows)
-    _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
-    return z, a_rowsum
+    return _DENSE[form_of(alpha)](Yt, P, alpha, exaggeration, grad)
 
 
-@njit(**JIT_PARALLEL)
 def hssne_sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
     """Like :func:`hssne_dense` for P in CSR form; the repulsion is still exact.
 
     ``indptr``, ``indices``, ``pvalues`` are the CSR arrays of a symmetric P
     without diagonal entries.
     """
-    d, n = Yt.shape
-    z_rows = np.zeros(n)
-    a_rowsum = np.zeros(n)
-    attraction = np.zeros((n, d))
-    repulsion = np.zeros((n, d))
-    for i in prange(n):
-        z_rows[i] = _repulsion_row(Yt, i, alpha, repulsion[i])
-        a_rowsum[i] = _attraction_row(Yt, i, indptr, indices, pvalues, alpha,
-                                             attraction[i])
-    z = ordered_sum(z_rows)
-    _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
-    return z, a_rowsum
+    return _SPARSE[form_of(alpha)](Yt, indptr, indices, pvalues, alpha, exaggeration, grad)
 
 
 @njit(**JIT_PARALLEL)
@@ -430,15 +449,9 @@ def _combine(grad, attraction, repulsion, attraction_scale, repulsion_scale):
             grad[k, i] = attraction_scale * attraction[i, k] - repulsion_scale * repulsion[i, k]
 
 
-@njit(**JIT_PARALLEL)
 def hssne_z(Yt, alpha):
     """Normalizer Z = sum_{i != j} H_ij alone."""
-    d, n = Yt.shape
-    z_rows = np.zeros(n)
-    for i in prange(n):
-        scratch = np.zeros(d)
-        z_rows[i] = _repulsion_row(Yt, i, alpha, scratch)
-    return ordered_sum(z_rows)
+    return _Z[form_of(alpha)](Yt, alpha)
 
 
 @njit(**JIT)

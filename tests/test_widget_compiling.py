@@ -3,6 +3,7 @@
 import threading
 
 import numba
+import pytest
 import numpy as np
 
 from nbembed.optim.compiling import CompileWatch
@@ -79,3 +80,34 @@ def test_the_worker_says_compiling_then_goes_back_to_running():
         assert worker.stop(timeout=10)
     assert statuses[:4] == ["preparing", "running", "compiling", "running"], statuses
     assert statuses[-1] == "done" and statuses.count("compiling") == 1
+
+
+def test_an_idle_worker_compiles_the_forms_no_run_has_used():
+    """A run compiles the pair kernels of its own alpha's form only; once idle,
+    the worker compiles the other forms (for the signatures used so far), so
+    that the next move of the alpha slider does not wait for them."""
+    from nbembed._kernels import hssne
+    from nbembed._kernels.forms import missing_forms
+    from nbembed.widget import worker as worker_module
+
+    # A layout no other caller uses: a signature that only the Student-t form has.
+    Yt = np.asfortranarray(np.random.default_rng(0).normal(size=(2, 30)))
+    hssne.hssne_z(Yt, 1.0)
+    assert (hssne._Z[4], hssne._Z[0].signatures[-1]) in missing_forms()
+
+    done = threading.Event()
+    worker = RunWorker(_CompilingRun, on_step=lambda run, force: None,
+                       on_status=lambda status, error: status == "done" and done.set(),
+                       on_warning=lambda message: None)
+    worker.start()
+    try:
+        assert done.wait(60)
+    finally:
+        assert worker.stop(timeout=10)
+    compiling = worker_module._forms_thread
+    assert compiling is not None
+    compiling.join(600)
+    assert not compiling.is_alive() and not missing_forms()
+    expected = sum(np.sum((1 + 1.7 * ((Yt[:, i, None] - Yt) ** 2).sum(0)) ** (-1 / 1.7))
+                   - 1.0 for i in range(30))
+    assert hssne.hssne_z(Yt, 1.7) == pytest.approx(expected, rel=1e-10)

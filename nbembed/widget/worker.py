@@ -14,6 +14,11 @@ The worker talks to the run only through the run protocol
 error)``, ``on_warning(message)`` and, optionally, ``on_work(run, idle)``,
 in which the owner may do its own work with the run between two step calls
 (``idle``: the worker is about to wait).
+
+Each time the worker goes idle it may start one more daemon thread,
+"nbembed-compile-forms" (:func:`compile_other_forms`), which compiles the
+kernel forms of the alphas no run has used yet; it only compiles (Numba's
+compiler lock is its sole shared state) and never calls a run or a kernel.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import time
 
 import numpy as np
 
+from .._kernels.forms import compile_every_form, missing_forms
 from .._memory import MemoryReleaser, configure_allocator
 from ..optim.compiling import CompileWatch
 
@@ -53,6 +59,36 @@ IDLE_WAKE_SECONDS = 1.0
 #: Exceptions from ``set_params`` and ``set_annotations`` that mean "this value
 #: is not accepted" and leave the run usable; anything else stops the worker.
 REJECTED = (ValueError, TypeError)
+
+_forms_lock = threading.Lock()
+_forms_thread = None
+
+
+def compile_other_forms():
+    """Start compiling, in a daemon thread, the kernel forms no run has used yet
+    (:func:`nbembed._kernels.forms.compile_every_form`), unless a thread is
+    already at it or nothing is missing. Returns that thread, or None.
+
+    A first run compiles only the form of its alpha; this gets the others
+    ready, while the worker is idle, for the next move of the alpha slider.
+    """
+    global _forms_thread
+    with _forms_lock:
+        if _forms_thread is not None and _forms_thread.is_alive():
+            return _forms_thread
+        if not missing_forms():
+            return None
+        _forms_thread = threading.Thread(target=_compile_every_form, daemon=True,
+                                         name="nbembed-compile-forms")
+        _forms_thread.start()
+        return _forms_thread
+
+
+def _compile_every_form():
+    try:
+        compile_every_form()
+    except Exception:  # the run does not depend on it: a later alpha compiles its own form
+        logger.exception("nbembed Explorer: compiling the kernels of other alphas failed")
 
 
 class StepSizer:
@@ -336,6 +372,7 @@ class RunWorker:
                     if self._on_work is not None:
                         self._on_work(self.run, True)
                     settled = True
+                    compile_other_forms()
                 self._set_status("paused" if self._paused else "done")
             with self._cond:
                 while not self._pending() and not self._wants_steps():

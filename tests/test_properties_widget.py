@@ -13,7 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 from _properties import BAD_VALUES  # noqa: E402
 from nbembed import Annotations  # noqa: E402
 from nbembed.widget.explorer import Explorer  # noqa: E402
-from nbembed.widget.traits import UINT32, encode  # noqa: E402
+from nbembed.widget.traits import UINT32, encode, encode_selection  # noqa: E402
 from test_widget import FakeMethod, bundle, custom_msg, update_msg  # noqa: E402, F401
 
 N = 30
@@ -25,6 +25,10 @@ JUNK = st.one_of(BAD_VALUES, st.text(max_size=4), st.integers(-5, N + 5),
 SELECTION_BYTES = st.one_of(
     st.lists(st.integers(0, N + 3), max_size=8).map(
         lambda idx: bytes(encode(np.array(idx, dtype=np.int64), UINT32))),
+    # bitmasks, for this map's N points or another number, and cut or padded ones
+    st.tuples(st.sets(st.integers(0, N - 1)), st.sampled_from([N, N - 1, N + 9])).map(
+        lambda s: encode_selection(sorted(i for i in s[0] if i < s[1]), s[1])),
+    st.binary(max_size=9).map(lambda tail: b"\xff\xff\xff\xff" + tail),
     st.binary(max_size=9))
 APPLY = st.fixed_dictionaries(
     {"type": st.just("apply"),

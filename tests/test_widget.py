@@ -30,9 +30,9 @@ from nbembed.widget import explorer as explorer_module  # noqa: E402
 from nbembed.widget import controls, messages, palette  # noqa: E402
 from nbembed.widget.annotating import ActionLog, selection_indices, unused_notice  # noqa: E402
 from nbembed.widget.explorer import BundleMissingError, Explorer  # noqa: E402
-from nbembed.widget.traits import BOUNDS_BYTES, FLOAT32, POSITION_STEPS, UINT16, UINT32, \
-    bytes_from_json, decode, decode_positions, encode, encode_positions, \
-    positions_nbytes  # noqa: E402
+from nbembed.widget.traits import BOUNDS_BYTES, FLOAT32, POSITION_STEPS, \
+    SELECTION_MASK_HEADER, UINT16, UINT32, bytes_from_json, decode, decode_positions, \
+    decode_selection, encode, encode_positions, encode_selection, positions_nbytes  # noqa: E402
 from nbembed.widget.view import EXTENT, PlaneView, normalize  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -290,6 +290,49 @@ def test_malformed_positions_are_refused():
                    [0.0, 0.0, np.inf, 1.0]):
         with pytest.raises(ValueError, match="bounds"):
             decode_positions(np.array(bounds, "<f8").tobytes() + good[BOUNDS_BYTES:])
+
+
+def test_selection_codec_picks_the_shorter_format_and_matches_the_browser():
+    # The bytes of js/tests/codecs.test.js: 3 indices of 12 points go as a bitmask.
+    assert encode_selection([0, 9, 10], 12) == bytes(
+        [0xFF, 0xFF, 0xFF, 0xFF, 12, 0, 0, 0, 0x01, 0x06])
+    assert encode_selection([3, 7], 1000) == encode([3, 7], UINT32)
+    rng = np.random.default_rng(0)
+    for n in (1, 7, 8, 9, 100, 1_000_000):
+        for k in sorted({0, 1, n // 40, n // 3, n}):
+            idx = np.sort(rng.choice(n, size=k, replace=False))
+            data = encode_selection(idx, n)
+            assert len(data) == min(4 * k, SELECTION_MASK_HEADER + (n + 7) // 8)
+            np.testing.assert_array_equal(decode_selection(data, n=n), idx)
+    # A lasso of 10^5 points in a map of 10^6: 125 kB instead of 400 kB.
+    assert len(encode_selection(np.arange(0, 1_000_000, 10), 1_000_000)) == 125_008
+
+
+def test_selection_codec_refuses_malformed_bitmasks():
+    mask = encode_selection([0, 9, 10], 12)
+    with pytest.raises(ValueError, match="bitmask of 12 points; the map has 13"):
+        decode_selection(mask, n=13)
+    with pytest.raises(ValueError, match="takes 2 bytes after its header; it has 1"):
+        decode_selection(mask[:-1])
+    with pytest.raises(ValueError, match="bits set past its last point"):
+        decode_selection(mask[:-1] + bytes([0x16]))
+    with pytest.raises(ValueError, match="without its number of points"):
+        decode_selection(mask[:6])
+
+
+def test_the_browser_may_send_a_selection_as_a_bitmask(make_explorer):
+    ex = make_explorer()
+    ex.set_state({"_selection": memoryview(encode_selection(np.arange(0, 40, 2), 40))})
+    assert ex.selection.tolist() == list(range(0, 40, 2))
+    ex.set_state({"_selection": memoryview(encode_selection(np.arange(0, 41, 2), 41))})
+    assert ex.selection.tolist() == list(range(0, 40, 2))  # for another map: refused
+    assert "41 points; the map has 40" in ex.notice
+    method, kwargs = messages.parse({"type": "toggle_pins"},
+                                    [memoryview(encode_selection(np.arange(30), 40))])
+    assert method == "toggle_pins" and kwargs["indices"].tolist() == list(range(30))
+    ex.selection = np.arange(25)  # kept as the shorter bitmask for the browser
+    assert len(ex._selection) == SELECTION_MASK_HEADER + 5
+    assert ex.selection.tolist() == list(range(25))
 
 
 def test_set_state_accepts_memoryviews_and_keeps_the_rest_of_the_update(make_explorer):

@@ -1,5 +1,5 @@
 // Annotation controls: mode, class, confidence, Apply / Undo, and what Python holds.
-import { encodeUint32 } from "./codecs.js";
+import { encodeSelection } from "./codecs.js";
 import { h } from "./dom.js";
 
 export const MODES = [
@@ -122,7 +122,7 @@ export function createAnnotationPanel(model, disposer, root, { getSelection, say
       say(message);
       return;
     }
-    model.send(message, undefined, [encodeUint32(selection)]);
+    model.send(message, undefined, [encodeSelection(selection, model.get("n_points") ?? 0)]);
   });
   disposer.listen(undo, "click", () => model.send({ type: "undo" }));
   disposer.listen(redo, "click", () => model.send({ type: "redo" }));

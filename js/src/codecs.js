@@ -1,6 +1,7 @@
 // Binary traits: Python sends point positions as 16-bit codes within their
 // bounds (decodePositions), anchors as little-endian float32, uint16 colour
-// codes and uint8 images; the browser sends uint32 selections back.
+// codes and uint8 images; selections go both ways as uint32 indices or, when
+// shorter, a bitmask (encodeSelection).
 //
 // ipywidgets hands a binary trait to JavaScript as a DataView whose
 // byteOffset is often not zero (it points into a larger message buffer), so a
@@ -42,6 +43,66 @@ export const decodeUint8 = (value) => decode(value, Uint8Array);
 export function encodeUint32(indices) {
   const array = Uint32Array.from(indices ?? []);
   return new DataView(array.buffer);
+}
+
+/** First uint32 of a selection sent as a bitmask (never a point index). */
+export const SELECTION_MASK_TAG = 0xffffffff;
+/** Bytes before the bits of a bitmask selection: the tag and the number of points. */
+export const SELECTION_MASK_HEADER = 8;
+
+/**
+ * Selected points (sorted, unique, in [0, n)) in the shorter of two formats,
+ * as Python's nbembed.widget.traits.encode_selection: k indices as 4k bytes of
+ * uint32, or the uint32 tag SELECTION_MASK_TAG, n as uint32, then one bit a
+ * point (point i in bit i % 8 of byte i / 8). The list is kept when it is no
+ * longer than the bitmask, or when an index is outside [0, n).
+ */
+export function encodeSelection(indices, n) {
+  const k = indices?.length ?? 0;
+  const maskBytes = SELECTION_MASK_HEADER + Math.ceil(n / 8);
+  if (4 * k <= maskBytes) return encodeUint32(indices);
+  const bytes = new Uint8Array(maskBytes);
+  const header = new DataView(bytes.buffer, 0, SELECTION_MASK_HEADER);
+  header.setUint32(0, SELECTION_MASK_TAG, true);
+  header.setUint32(4, n, true);
+  for (const i of indices) {
+    // An index the bitmask cannot hold goes as a list, for Python to refuse by name.
+    if (!(i >= 0 && i < n)) return encodeUint32(indices);
+    bytes[SELECTION_MASK_HEADER + (i >> 3)] |= 1 << (i & 7);
+  }
+  return new DataView(bytes.buffer);
+}
+
+/** Point indices (ascending for a bitmask) of a selection in either format of encodeSelection. */
+export function decodeSelection(value) {
+  const bytes = toBytes(value);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < 4 || view.getUint32(0, true) !== SELECTION_MASK_TAG) {
+    return decodeUint32(value);
+  }
+  if (bytes.byteLength < SELECTION_MASK_HEADER) {
+    throw new RangeError(`a bitmask selection of ${bytes.byteLength} bytes has no number of points`);
+  }
+  const n = view.getUint32(4, true);
+  const bits = bytes.subarray(SELECTION_MASK_HEADER);
+  if (bits.length !== Math.ceil(n / 8)) {
+    throw new RangeError(`a bitmask of ${n} points takes ${Math.ceil(n / 8)} bytes, not ${bits.length}`);
+  }
+  let count = 0;
+  for (let b = 0; b < bits.length; b += 1) {
+    for (let v = bits[b]; v; v &= v - 1) count += 1;
+  }
+  const indices = new Uint32Array(count);
+  let at = 0;
+  for (let b = 0; b < bits.length; b += 1) {
+    for (let v = bits[b]; v; v &= v - 1) {
+      const i = 8 * b + Math.log2(v & -v);
+      if (i >= n) throw new RangeError(`a bitmask of ${n} points has bit ${i} set`);
+      indices[at] = i;
+      at += 1;
+    }
+  }
+  return indices;
 }
 
 /** Steps between a frame's lowest and highest coordinate: the largest uint16 code. */

@@ -2,7 +2,7 @@
 // returns the function that tears it down.
 import { createAnnotationPanel } from "./annotate.js";
 import { createArrowsLayer } from "./arrows.js";
-import { decodeFloat32, decodePositions, decodeUint16, decodeUint32, encodeUint32 } from "./codecs.js";
+import { decodeFloat32, decodePositions, decodeSelection, decodeUint16, encodeSelection } from "./codecs.js";
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
@@ -86,7 +86,7 @@ function render({ model, el }) {
     root.dataset.selected = String(indices.length);
     scatter.select(indices);
     if (send) {
-      model.set("_selection", encodeUint32(indices));
+      model.set("_selection", encodeSelection(indices, model.get("n_points") ?? 0));
       model.save_changes();
     }
   }
@@ -194,7 +194,7 @@ function render({ model, el }) {
   disposer.onModel(model, "change:_images", () => tooltip.reset());
   disposer.onModel(model, "change:_selection", () => {
     try {
-      setSelection(decodeUint32(model.get("_selection")), false);
+      setSelection(decodeSelection(model.get("_selection")), false);
     } catch (err) {
       say(`Ignored a malformed selection: ${err.message}`);
     }
@@ -214,7 +214,7 @@ function render({ model, el }) {
     } else if (action === "clear-selection") setSelection(new Uint32Array(0), true);
     // The selection shown travels with the message: a host may handle messages
     // before the trait updates queued with them (marimo does when its kernel is busy).
-    else if (action === "pin") model.send({ type: "toggle_pins" }, undefined, [encodeUint32(selection)]);
+    else if (action === "pin") model.send({ type: "toggle_pins" }, undefined, [encodeSelection(selection, model.get("n_points") ?? 0)]);
     else if (action === "unpin-all") model.send({ type: "unpin_all" });
     else model.send({ type: action });
   });
@@ -256,7 +256,7 @@ function render({ model, el }) {
   el.append(root);
   redraw();
   try {
-    setSelection(decodeUint32(model.get("_selection")), false);
+    setSelection(decodeSelection(model.get("_selection")), false);
   } catch {
     // an invalid initial selection is ignored
   }

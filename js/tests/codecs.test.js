@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   BOUNDS_BYTES,
   POSITION_STEPS,
+  SELECTION_MASK_HEADER,
+  SELECTION_MASK_TAG,
   decodeFloat32,
   decodePositions,
+  decodeSelection,
   decodeUint16,
   decodeUint32,
+  encodeSelection,
   encodeUint32,
   toBytes,
 } from "../src/codecs.js";
@@ -128,5 +132,60 @@ describe("decoding positions", () => {
     expect(() => decodePositions(rawPositions([-1e308, 0, 1e308, 1], [0, 0]))).toThrow(/bounds/);
     expect(() => decodePositions(rawPositions([0, 0, Infinity, 1], [0, 0]))).toThrow(/bounds/);
     expect(() => decodePositions("abc")).toThrow(TypeError);
+  });
+});
+
+describe("selections", () => {
+  it("keep a short selection as a uint32 list", () => {
+    const encoded = encodeSelection(Uint32Array.from([3, 7]), 1000);
+    expect(Array.from(new Uint8Array(encoded.buffer))).toEqual([3, 0, 0, 0, 7, 0, 0, 0]);
+    expect(Array.from(decodeSelection(encoded))).toEqual([3, 7]);
+  });
+
+  it("send a long selection as a bitmask, byte for byte as Python writes it", () => {
+    // 3 indices take 12 bytes as a list, 8 + 2 as a bitmask of 12 points.
+    const encoded = encodeSelection(Uint32Array.from([0, 9, 10]), 12);
+    expect(Array.from(new Uint8Array(encoded.buffer))).toEqual(
+      [0xff, 0xff, 0xff, 0xff, 12, 0, 0, 0, 0x01, 0x06],
+    );
+    expect(SELECTION_MASK_HEADER).toBe(8);
+    expect(Array.from(decodeSelection(encoded))).toEqual([0, 9, 10]);
+  });
+
+  it("round-trip a lasso of 10^5 points in a map of 10^6 in an eighth of a megabyte", () => {
+    const n = 1_000_000;
+    const picked = new Uint32Array(100_000);
+    for (let k = 0; k < picked.length; k += 1) picked[k] = 10 * k + (k % 7);
+    const encoded = encodeSelection(picked, n);
+    expect(encoded.byteLength).toBe(8 + n / 8);
+    expect(new DataView(encoded.buffer).getUint32(0, true)).toBe(SELECTION_MASK_TAG);
+    expect(decodeSelection(encoded)).toEqual(picked);
+  });
+
+  it("decode a bitmask at an unaligned offset", () => {
+    const encoded = new Uint8Array(encodeSelection(Uint32Array.from([1, 2, 3, 4, 5]), 9).buffer);
+    const bytes = new Uint8Array(encoded.length + 3);
+    bytes.set(encoded, 3);
+    expect(Array.from(decodeSelection(new DataView(bytes.buffer, 3, encoded.length)))).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("send an index outside the map as a list, for Python to refuse", () => {
+    const encoded = encodeSelection(Uint32Array.from([0, 1, 2, 3, 40]), 8);
+    expect(Array.from(decodeSelection(encoded))).toEqual([0, 1, 2, 3, 40]);
+  });
+
+  it("refuse a malformed bitmask", () => {
+    const header = (n, extra) => {
+      const bytes = new Uint8Array(8 + extra.length);
+      new DataView(bytes.buffer).setUint32(0, SELECTION_MASK_TAG, true);
+      new DataView(bytes.buffer).setUint32(4, n, true);
+      bytes.set(extra, 8);
+      return bytes;
+    };
+    expect(() => decodeSelection(header(12, [1]))).toThrow(/takes 2 bytes/);
+    expect(() => decodeSelection(header(4, [0x10]))).toThrow(/bit 4 set/);
+    expect(() => decodeSelection(new Uint8Array([0xff, 0xff, 0xff, 0xff, 1, 0]))).toThrow(
+      /no number of points/,
+    );
   });
 });

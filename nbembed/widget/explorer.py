@@ -47,7 +47,7 @@ from .growing import GrowingPoints
 from .pins import PinControls
 from .precomputed import Precomputed
 from .teaching import Teaching
-from .traits import UINT32, binary_trait, decode, encode
+from .traits import binary_trait, decode_selection, encode_selection
 from .view import VIEWS, PlaneView
 from .worker import EXTRA_ITERATIONS, RunWorker
 
@@ -326,12 +326,12 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     @property
     def selection(self):
         """The selected points (sorted indices); assign indices or a mask to select."""
-        return decode(self._selection, UINT32).astype(np.int64)
+        return decode_selection(self._selection, n=self._n)
 
     @selection.setter
     def selection(self, indices):
         idx = annotating.selection_indices(indices, self._n)
-        self._selection = encode(idx, UINT32)
+        self._selection = encode_selection(idx, self._n)
 
     def pause(self):
         """Stop optimizing after the current step."""
@@ -626,8 +626,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     def _valid_selection(self, proposal):
         # Only TraitError makes traitlets roll a rejected value back.
         try:
-            idx = decode(proposal["value"], UINT32, name="the selection").astype(np.int64)
-            return encode(annotating.selection_indices(idx, self._n), UINT32)
+            idx = decode_selection(proposal["value"], n=self._n)
+            return encode_selection(annotating.selection_indices(idx, self._n), self._n)
         except (TypeError, ValueError) as err:
             raise traitlets.TraitError(str(err)) from None
 

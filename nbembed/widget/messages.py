@@ -42,7 +42,7 @@ import math
 import numbers
 
 from .annotating import MODES
-from .traits import UINT32, decode
+from .traits import decode_selection
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
           "redo": "redo", "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
@@ -97,7 +97,7 @@ def _selection(buffers):
     if not buffers:
         return {}
     try:
-        return {"indices": decode(buffers[0], UINT32, name="the selection").astype("int64")}
+        return {"indices": decode_selection(buffers[0])}
     except (TypeError, ValueError) as err:
         raise MessageError(str(err)) from None
 

@@ -60,9 +60,10 @@ function render({ model, el }) {
   const scatter = createScatter(canvas, {
     width,
     height,
-    onDraw: () => {
+    onDraw: (ms) => {
       frames += 1;
       root.dataset.frame = String(frames);
+      root.dataset.transition = String(Math.round(ms));
       marksLayer.redraw();
       arrowsLayer.redraw();
     },
@@ -156,8 +157,11 @@ function render({ model, el }) {
 
   // --- positions from Python ---------------------------------------------------
   let scheduled = null;
+  let moved = false; // new positions since the last redraw: a frame to animate to
   const redraw = () => {
     scheduled = null;
+    const animate = moved;
+    moved = false;
     try {
       const xy = decodePositions(model.get("_positions"));
       if (!xy.length) return;
@@ -166,15 +170,17 @@ function render({ model, el }) {
       scatter.setPalette(model.get("palette") ?? []);
       shown = { xy, anchors: anchors.length ? anchors : null };
       root.dataset.frameId = String(model.get("frame_id") ?? 0);
-      draw();
+      draw(animate);
     } catch (err) {
       say(`Ignored a malformed update from Python: ${err.message}`);
     }
   };
-  function draw() {
+  // A new frame of the run moves the points there over most of the time between
+  // frames (scatter.js, transitionMs); a drag and a change of colours draw at once.
+  function draw(animate = false) {
     if (!shown) return;
     const xy = drag ? shifted(shown.xy, drag.indices, drag.dx, drag.dy) : shown.xy;
-    scatter.setData(xy, shown.anchors, codes);
+    scatter.setData(xy, shown.anchors, codes, { animate: animate && !drag });
   }
   const schedule = () => {
     if (scheduled === null) scheduled = nextFrame(redraw);
@@ -184,6 +190,7 @@ function render({ model, el }) {
     if (drag?.dropped) drag = null; // Python has placed the dropped points
     versions += 1;
     root.dataset.version = String(versions);
+    moved = true;
     schedule();
   });
   for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);

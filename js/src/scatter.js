@@ -25,6 +25,30 @@ export function fittedView(width, height) {
   return Float32Array.of(s, 0, 0, 0, 0, s, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1);
 }
 
+/** Longest animation from one frame to the next, in milliseconds. */
+export const MAX_TRANSITION_MS = 300;
+/** Shorter animations are not worth it: frames that close together already move smoothly. */
+export const MIN_TRANSITION_MS = 25;
+/** Share of the time between frames that the animation to the newer one takes. */
+export const TRANSITION_SHARE = 0.8;
+
+/**
+ * How long to animate the points from the frame shown to the next one, in
+ * milliseconds: most of the time frames take to arrive (`intervalMs`, a
+ * running estimate), so that each animation ends about when the next frame is
+ * there and the motion looks continuous, at most MAX_TRANSITION_MS. 0 (drawn
+ * at once) when frames come faster than that is worth, when the number of
+ * points changed (nothing to move between) or when the user asked for reduced motion.
+ */
+export function transitionMs(intervalMs, sameCount, reducedMotion = false) {
+  if (!sameCount || reducedMotion || !(intervalMs > 0)) return 0;
+  const ms = Math.min(MAX_TRANSITION_MS, TRANSITION_SHARE * intervalMs);
+  return ms < MIN_TRANSITION_MS ? 0 : ms;
+}
+
+/** Weight of the newest interval in the running estimate of the time between frames. */
+const INTERVAL_WEIGHT = 0.3;
+
 /** Anchors are drawn this many times larger than points. */
 export const ANCHOR_SCALE = 3;
 /** Above this many points, opacity follows the local density. */
@@ -58,7 +82,9 @@ export function toColumns(xy, anchors, codes) {
  * Create the scatter on `canvas`.
  *
  * Draw calls are serialized (regl-scatterplot refuses a draw while one is
- * running): while one draw is in flight only the latest data waits.
+ * running, and a draw that animates lasts until its animation ends): while
+ * one draw is in flight only the latest data waits. `onDraw(ms)` is called
+ * when a draw has ended, with the length of its animation (0: none).
  */
 export function createScatter(canvas, { width, height, onDraw, onSelect, onHover, onView }) {
   const plot = createScatterplot({
@@ -84,6 +110,11 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   let selected = [];
   let destroyed = false;
   let positions = new Float32Array(0);
+  let drawnCount = -1; // points of the last draw, anchors included
+  let lastFrameAt = null;
+  let interval = null; // running estimate of the time between animated frames, ms
+  const reducedMotion = () =>
+    Boolean(globalThis.matchMedia?.("(prefers-reduced-motion: reduce)")?.matches);
   // Whether the camera shows the whole plot: a resize then keeps it so. Panning
   // or zooming ends it, Fit starts it again.
   let fitted = true;
@@ -110,6 +141,9 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     pending = null;
     drawing = true;
     const size = pointSizeFor(data.n);
+    const count = data.columns.x.length;
+    const ms = data.animate ? transitionMs(interval, count === drawnCount, reducedMotion()) : 0;
+    drawnCount = count;
     plot.set({
       pointSize: [size, size * ANCHOR_SCALE],
       pointSizeSelected: size + 1,
@@ -121,8 +155,9 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
         wDataType: "categorical",
         preventFilterReset: true,
         select: selected,
+        ...(ms > 0 ? { transition: true, transitionDuration: ms, transitionEasing: (t) => t } : {}),
       })
-      .then(() => onDraw?.())
+      .then(() => onDraw?.(ms))
       .catch((err) => {
         if (!destroyed) console.warn("nbembed: draw failed", err);
       })
@@ -135,11 +170,24 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   fitView();
   return {
     plot,
-    /** Draw points (interleaved xy in [-1, 1]), anchors and colour codes. */
-    setData(xy, anchors, codes) {
+    /**
+     * Draw points (interleaved xy in [-1, 1]), anchors and colour codes.
+     * `animate`: a new frame of a run, moved to from the points shown (see
+     * transitionMs); otherwise (a drag, a colour change) drawn at once.
+     */
+    setData(xy, anchors, codes, { animate = false } = {}) {
       nPoints = xy.length / 2;
       positions = xy;
-      pending = { n: nPoints, columns: toColumns(xy, anchors, codes) };
+      if (animate) {
+        const now = performance.now();
+        if (lastFrameAt !== null) {
+          // A pause's long gap counts as a short one, so that the estimate recovers at once.
+          const dt = Math.min(now - lastFrameAt, 2 * MAX_TRANSITION_MS);
+          interval = interval === null ? dt : (1 - INTERVAL_WEIGHT) * interval + INTERVAL_WEIGHT * dt;
+        }
+        lastFrameAt = now;
+      }
+      pending = { n: nPoints, animate, columns: toColumns(xy, anchors, codes) };
       pump();
     },
     /** The positions last handed to setData (interleaved xy). */

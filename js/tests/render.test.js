@@ -12,10 +12,10 @@ vi.mock("../src/scatter.js", () => ({
       data: [],
       selected: [],
       destroyed: false,
-      setData(xy, anchors, codes) {
+      setData(xy, anchors, codes, { animate = false } = {}) {
         positions = xy;
-        this.data.push({ xy: Array.from(xy), anchors, codes: Array.from(codes) });
-        options.onDraw?.();
+        this.data.push({ xy: Array.from(xy), anchors, codes: Array.from(codes), animate });
+        options.onDraw?.(animate ? 100 : 0);
       },
       positions: () => positions,
       setPalette() {},
@@ -166,6 +166,23 @@ describe("render", () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(root.querySelector('[data-role="notice"]').textContent).toMatch(/malformed/);
     expect(root.dataset.version).toBe("2");
+  });
+
+  it("animates to a new frame, and draws a change of colours at once", async () => {
+    widget.render({ model, el });
+    const root = el.querySelector(".nbembed-explorer");
+    const scatter = fakeScatter.instances[0];
+    expect(scatter.data.at(-1).animate).toBe(false); // the first drawing
+    model.state._positions = positionsView([0, 0, 0.1, 0.1, 0.2, 0.2]);
+    model.emit("change:_positions");
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(scatter.data.at(-1).animate).toBe(true);
+    expect(root.dataset.transition).toBe("100");
+    model.state._codes = new DataView(Uint16Array.of(1, 1, 0).buffer);
+    model.emit("change:_codes");
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(scatter.data.at(-1)).toMatchObject({ animate: false, codes: [1, 1, 0] });
+    expect(root.dataset.transition).toBe("0");
   });
 
   it("sends slider changes, selections and annotation commands", () => {

@@ -213,3 +213,30 @@ def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clu
     assert result["resizeObservers"] == 0 and result["intervals"] == 0, result
     assert result["animationFramesAfterCleanup"] == 0, result
     assert widget_page.errors == []
+
+
+def test_a_stream_of_frames_is_animated_and_ends_on_the_last_frame(widget_page,
+                                                                   explorer_on_clusters):
+    """Frames that follow each other are moved to over most of the time between
+    them (data-transition: the animation's milliseconds, 0 for none); once drawn,
+    the lasso works on the last frame's positions."""
+    import time
+
+    from nbembed.widget.traits import encode_positions
+
+    ex, _, (left, middle, right) = explorer_on_clusters
+    mount_explorer(widget_page, ex)
+    normalized = decode_positions(ex)
+    swapped = normalized.copy()
+    swapped[left], swapped[middle] = normalized[middle], normalized[left]
+    frame = int(widget_page.page.locator(ROOT).get_attribute("data-frame"))
+    for positions in (swapped, normalized, swapped):
+        ex._positions = encode_positions(positions)
+        widget_page.from_python(ex, ["_positions"])
+        time.sleep(0.2)
+    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) >= {frame + 2}",
+                          "the frames drawn")
+    widget_page.wait_attr(ROOT, "data-transition", "(v) => Number(v) > 0",
+                          "a frame drawn with an animation")
+    assert lasso(widget_page, ex, U_SHAPE, with_button=True) == \
+        sorted(middle.tolist() + right.tolist())

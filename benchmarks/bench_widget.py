@@ -11,6 +11,14 @@ MutationObserver on the widget's root and ``performance.now()``:
 * **updates/s**: increments of ``data-version`` (position updates received);
 * **page rAF/s**: animation frames the page managed meanwhile (how
   responsive it stays while drawing);
+* **longest gap drawn**: the longest time between two frames drawn in that window;
+* **first map drawn** and **iteration 100 drawn**: seconds from the start of the
+  cell that shows the Explorer (the kernel's clock) to the first map the page drew
+  (its ``data-first-draw-at``) and to the first time the page showed iteration 100
+  or later (polled, so up to a tenth of a second late);
+* **kernel peak RSS** of the notebook's kernel and the **page JS heap**
+  (Chromium's ``JSHeapUsedSize``; WebGL buffers are not in it), after the slider
+  changes;
 * **slider -> frame**: from setting the alpha slider (input and change
   events) to the first frame drawn *under the new alpha*. The kernel records
   each frame it sends with the run's alpha and iteration; the page records
@@ -87,6 +95,7 @@ from nbembed.widget import Explorer
 X, y = make_blobs(n_samples={n}, n_features=10, centers=10, random_state=0)
 """
 SHOW = """
+shown_at = time.time() * 1000
 ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=1_000_000, tol=0, random_state=0), colors=y,
               frame_rate={frame_rate})
 ex
@@ -125,8 +134,26 @@ WINDOW = """([t0, t1]) => {
   const rec = window.benchRecord;
   const inside = (rows) => rows.filter(([t]) => t >= t0 && t <= t1);
   const sum = (rows) => rows.reduce((s, r) => s + r[1], 0);
-  return {draws: sum(inside(rec.draws)), updates: sum(inside(rec.updates))};
+  const times = [t0, ...inside(rec.draws).map(([t]) => t), t1];
+  const gap = Math.max(...times.slice(1).map((t, k) => t - times[k]));
+  return {draws: sum(inside(rec.draws)), updates: sum(inside(rec.updates)), gap};
 }"""
+
+#: Peak resident memory of the notebook's kernel, MB (Linux reports KiB).
+KERNEL_PEAK_RSS = ("__import__('resource').getrusage("
+                   "__import__('resource').RUSAGE_SELF).ru_maxrss / 1024")
+
+
+def page_heap_mb(page):
+    """JavaScript heap the page uses, MB (Chromium's own count; WebGL buffers
+    live outside it)."""
+    session = page.context.new_cdp_session(page)
+    try:
+        session.send("Performance.enable")
+        metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+        return metrics.get("JSHeapUsedSize", float("nan")) / 2**20
+    finally:
+        session.detach()
 
 SET_SLIDER = """([scope, value]) => {
   const slider = document.querySelector(scope + ' input[type=range][data-param="alpha"]');
@@ -143,8 +170,13 @@ def measure_notebook(lab, n, args):
     cells = [SETUP.format(n=n), SHOW.format(frame_rate=args.frame_rate)]
     with lab.notebook(f"bench-{n}", cells) as nb:
         nb.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", timeout=TIMEOUT_S)
-        # Warm up: the first steps compile the kernels.
-        nb.wait_attr(EXPLORER, "data-iteration", "(v) => Number(v) >= 5", timeout=TIMEOUT_S)
+        # From the start of the cell that shows the Explorer: the first map drawn, and
+        # (polled) the first drawn frame at iteration 100 or later.
+        shown_at = nb.py_value("shown_at")
+        first_draw = float(nb.attr(EXPLORER, "data-first-draw-at")) - shown_at
+        nb.wait_attr(EXPLORER, "data-iteration", "(v) => Number(v) >= 100", timeout=TIMEOUT_S)
+        iteration_100 = nb.page.evaluate("() => performance.timeOrigin + performance.now()") \
+            - shown_at
         nb.py(RECORD)
         page = nb.page
         page.evaluate(INSTRUMENT, nb.scope)
@@ -155,7 +187,9 @@ def measure_notebook(lab, n, args):
         counts = page.evaluate(WINDOW, [now, later])
         span = (later - now) / 1000
         result = {"n": n, "fps": counts["draws"] / span, "updates": counts["updates"] / span,
-                  "raf": (page.evaluate("() => window.benchRecord.rafs") - rafs) / span}
+                  "raf": (page.evaluate("() => window.benchRecord.rafs") - rafs) / span,
+                  "first_draw": first_draw / 1000, "iteration_100": iteration_100 / 1000,
+                  "gap": counts["gap"]}
 
         latencies, any_frame, kernel, arrival = [], [], [], []
         values = [0.8, 1.0] * (args.changes + 1)
@@ -179,7 +213,8 @@ def measure_notebook(lab, n, args):
             kernel.append(sent_at - t0)
             arrival.append(received_at - t0)
             page.wait_for_timeout(300)
-        result.update(latency=latencies, any_frame=any_frame, kernel=kernel, arrival=arrival)
+        result.update(latency=latencies, any_frame=any_frame, kernel=kernel, arrival=arrival,
+                      kernel_rss=nb.py_value(KERNEL_PEAK_RSS), page_heap=page_heap_mb(page))
         page.evaluate("() => { window.benchRecord.running = false; "
                       "window.benchRecord.observer.disconnect(); }")
         return result
@@ -334,15 +369,19 @@ def table(rows, render):
             return "–"
         return f"{statistics.median(values):.0f} / {max(values):.0f}"
 
-    lines = ["| n | fps drawn | updates/s | page rAF/s | slider -> frame, ms (median / max) "
+    lines = ["| n | first map drawn, s | iteration 100 drawn, s | fps drawn | updates/s "
+             "| longest gap drawn, ms | page rAF/s | slider -> frame, ms (median / max) "
              "| of which until received by the kernel | until sent by the kernel "
-             "| slider -> any frame | render only, fps |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| slider -> any frame | render only, fps | kernel peak RSS, MB "
+             "| page JS heap, MB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['n']} | {r['fps']:.1f} | {r['updates']:.1f} | {r['raf']:.0f} | "
+        lines.append(f"| {r['n']} | {r['first_draw']:.1f} | {r['iteration_100']:.1f} | "
+                     f"{r['fps']:.1f} | {r['updates']:.1f} | {r['gap']:.0f} | {r['raf']:.0f} | "
                      f"{ms(r['latency'])} | {ms(r['arrival'])} | {ms(r['kernel'])} | "
                      f"{ms(r['any_frame'])} | "
-                     f"{render.get(r['n'], float('nan')):.1f} |")
+                     f"{render.get(r['n'], float('nan')):.1f} | {r['kernel_rss']:.0f} | "
+                     f"{r['page_heap']:.0f} |")
     return "\n".join(lines)
 
 

@@ -63,6 +63,8 @@ function render({ model, el }) {
     onDraw: (ms) => {
       frames += 1;
       root.dataset.frame = String(frames);
+      // When the first map was drawn (epoch ms), for measuring the time to it.
+      if (frames === 1) root.dataset.firstDrawAt = String(Math.round(performance.timeOrigin + performance.now()));
       root.dataset.transition = String(Math.round(ms));
       marksLayer.redraw();
       arrowsLayer.redraw();

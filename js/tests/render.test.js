@@ -151,6 +151,7 @@ describe("render", () => {
     [-0.5, -0.5, 0.5, 0.5, 0.9, -0.9].forEach((v, k) => expect(Math.abs(decoded[k] - v)).toBeLessThanOrEqual(halfStep));
     expect(scatter.data.at(-1).codes).toEqual([0, 1, 1]);
     expect(root.dataset.frame).toBe("1");
+    expect(Math.abs(Number(root.dataset.firstDrawAt) - Date.now())).toBeLessThan(60_000);
   });
 
   it("counts position updates and ignores malformed ones", async () => {

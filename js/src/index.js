@@ -28,6 +28,7 @@ function render({ model, el }) {
   let lassoMode = false;
   let moveMode = false;
   let frames = 0;
+  let animated = 0; // frames drawn with an animation
   let versions = 0;
   let drops = 0;
   let codes = null;
@@ -66,6 +67,8 @@ function render({ model, el }) {
       // When the first map was drawn (epoch ms), for measuring the time to it.
       if (frames === 1) root.dataset.firstDrawAt = String(Math.round(performance.timeOrigin + performance.now()));
       root.dataset.transition = String(Math.round(ms));
+      if (ms > 0) animated += 1;
+      root.dataset.animated = String(animated);
       marksLayer.redraw();
       arrowsLayer.redraw();
     },

@@ -38,12 +38,27 @@ export const TRANSITION_SHARE = 0.8;
  * running estimate), so that each animation ends about when the next frame is
  * there and the motion looks continuous, at most MAX_TRANSITION_MS. 0 (drawn
  * at once) when frames come faster than that is worth, when the number of
- * points changed (nothing to move between) or when the user asked for reduced motion.
+ * points changed (nothing to move between) or when the user asked for reduced
+ * motion. (The scatter also stops animating a number of points whose last
+ * animation it rendered too slowly: animationTooSlow.)
  */
 export function transitionMs(intervalMs, sameCount, reducedMotion = false) {
   if (!sameCount || reducedMotion || !(intervalMs > 0)) return 0;
   const ms = Math.min(MAX_TRANSITION_MS, TRANSITION_SHARE * intervalMs);
   return ms < MIN_TRANSITION_MS ? 0 : ms;
+}
+
+/** An animation that the page renders at fewer frames a second than this is given up. */
+export const MIN_ANIMATION_FPS = 30;
+
+/**
+ * Whether an animation that showed `renders` pictures in `elapsedMs` was too
+ * slow to be worth it: a page without a graphics processor (software WebGL)
+ * draws a large map so slowly that animating only takes time from the kernel
+ * and the rest of the page.
+ */
+export function animationTooSlow(renders, elapsedMs) {
+  return elapsedMs > 0 && (1000 * renders) / elapsedMs < MIN_ANIMATION_FPS;
 }
 
 /** Weight of the newest interval in the running estimate of the time between frames. */
@@ -113,6 +128,8 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   let drawnCount = -1; // points of the last draw, anchors included
   let lastFrameAt = null;
   let interval = null; // running estimate of the time between animated frames, ms
+  let renders = 0; // pictures the plot has rendered
+  let tooSlow = false; // an animation of this many points was rendered too slowly
   const reducedMotion = () =>
     Boolean(globalThis.matchMedia?.("(prefers-reduced-motion: reduce)")?.matches);
   // Whether the camera shows the whole plot: a resize then keeps it so. Panning
@@ -129,6 +146,9 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     plot.subscribe("deselect", () => onSelect?.([])),
     plot.subscribe("pointover", (i) => onHover?.(i < nPoints ? i : -1)),
     plot.subscribe("pointout", () => onHover?.(-1)),
+    plot.subscribe("draw", () => {
+      renders += 1;
+    }),
     plot.subscribe("view", () => {
       fitted = false; // only the user's pan and zoom are announced
       onView?.();
@@ -142,8 +162,12 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     drawing = true;
     const size = pointSizeFor(data.n);
     const count = data.columns.x.length;
-    const ms = data.animate ? transitionMs(interval, count === drawnCount, reducedMotion()) : 0;
+    if (count !== drawnCount) tooSlow = false; // another number of points: try again
+    const animate = data.animate && !tooSlow;
+    const ms = animate ? transitionMs(interval, count === drawnCount, reducedMotion()) : 0;
     drawnCount = count;
+    const rendersBefore = renders;
+    const startedAt = performance.now();
     plot.set({
       pointSize: [size, size * ANCHOR_SCALE],
       pointSizeSelected: size + 1,
@@ -157,7 +181,10 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
         select: selected,
         ...(ms > 0 ? { transition: true, transitionDuration: ms, transitionEasing: (t) => t } : {}),
       })
-      .then(() => onDraw?.(ms))
+      .then(() => {
+        if (ms > 0) tooSlow = animationTooSlow(renders - rendersBefore, performance.now() - startedAt);
+        onDraw?.(ms);
+      })
       .catch((err) => {
         if (!destroyed) console.warn("nbembed: draw failed", err);
       })

@@ -179,6 +179,7 @@ describe("render", () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     expect(scatter.data.at(-1).animate).toBe(true);
     expect(root.dataset.transition).toBe("100");
+    expect(root.dataset.animated).toBe("1");
     model.state._codes = new DataView(Uint16Array.of(1, 1, 0).buffer);
     model.emit("change:_codes");
     await new Promise((resolve) => setTimeout(resolve, 40));

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   MAX_TRANSITION_MS,
+  MIN_ANIMATION_FPS,
   MIN_TRANSITION_MS,
   TRANSITION_SHARE,
+  animationTooSlow,
   transitionMs,
 } from "../src/scatter.js";
 
@@ -23,5 +25,14 @@ describe("the animation between two frames", () => {
     expect(transitionMs(100, true, true)).toBe(0);
     expect(transitionMs(null, true)).toBe(0);
     expect(transitionMs(Number.NaN, true)).toBe(0);
+  });
+});
+
+describe("giving up animations the page renders too slowly", () => {
+  it("keeps an animation rendered at the screen's rate and drops one below MIN_ANIMATION_FPS", () => {
+    expect(animationTooSlow(18, 300)).toBe(false); // 60 pictures a second
+    expect(animationTooSlow(3, 300)).toBe(true); // 10 a second: software WebGL at 10^5 points
+    expect(animationTooSlow((MIN_ANIMATION_FPS * 300) / 1000 - 1, 300)).toBe(true);
+    expect(animationTooSlow(0, 0)).toBe(false);
   });
 });

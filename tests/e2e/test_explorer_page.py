@@ -218,7 +218,7 @@ def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clu
 def test_a_stream_of_frames_is_animated_and_ends_on_the_last_frame(widget_page,
                                                                    explorer_on_clusters):
     """Frames that follow each other are moved to over most of the time between
-    them (data-transition: the animation's milliseconds, 0 for none); once drawn,
+    them (data-animated counts the frames drawn with an animation); once drawn,
     the lasso works on the last frame's positions."""
     import time
 
@@ -236,7 +236,7 @@ def test_a_stream_of_frames_is_animated_and_ends_on_the_last_frame(widget_page,
         time.sleep(0.2)
     widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) >= {frame + 2}",
                           "the frames drawn")
-    widget_page.wait_attr(ROOT, "data-transition", "(v) => Number(v) > 0",
+    widget_page.wait_attr(ROOT, "data-animated", "(v) => Number(v) > 0",
                           "a frame drawn with an animation")
     assert lasso(widget_page, ex, U_SHAPE, with_button=True) == \
         sorted(middle.tolist() + right.tolist())

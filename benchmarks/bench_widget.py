@@ -150,7 +150,8 @@ def page_heap_mb(page):
     session = page.context.new_cdp_session(page)
     try:
         session.send("Performance.enable")
-        metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
+        metrics = session.send("Performance.getMetrics")["metrics"]
+        metrics = {m["name"]: m["value"] for m in metrics}
         return metrics.get("JSHeapUsedSize", float("nan")) / 2**20
     finally:
         session.detach()

@@ -62,7 +62,8 @@ class _CompilingRun:
         self.iteration += min(n, self.remaining)
 
 
-def test_the_worker_says_compiling_then_goes_back_to_running():
+def _run_until_done():
+    """Run a :class:`_CompilingRun` in a worker to its end; returns the statuses it reported."""
     statuses = []
     done = threading.Event()
 
@@ -78,6 +79,11 @@ def test_the_worker_says_compiling_then_goes_back_to_running():
         assert done.wait(60)
     finally:
         assert worker.stop(timeout=10)
+    return statuses
+
+
+def test_the_worker_says_compiling_then_goes_back_to_running():
+    statuses = _run_until_done()
     assert statuses[:4] == ["preparing", "running", "compiling", "running"], statuses
     assert statuses[-1] == "done" and statuses.count("compiling") == 1
 
@@ -95,15 +101,7 @@ def test_an_idle_worker_compiles_the_forms_no_run_has_used():
     hssne.hssne_z(Yt, 1.0)
     assert (hssne._Z[4], hssne._Z[0].signatures[-1]) in missing_forms()
 
-    done = threading.Event()
-    worker = RunWorker(_CompilingRun, on_step=lambda run, force: None,
-                       on_status=lambda status, error: status == "done" and done.set(),
-                       on_warning=lambda message: None)
-    worker.start()
-    try:
-        assert done.wait(60)
-    finally:
-        assert worker.stop(timeout=10)
+    _run_until_done()
     compiling = worker_module._forms_thread
     assert compiling is not None
     compiling.join(600)

@@ -27,10 +27,11 @@ the finest level. Each point's sums are accumulated by one thread in a fixed
 order, so the results do not depend on the number of threads.
 
 The walk is compiled once per kernel function, each in a kernel of its own
-chosen in Python, so that a run compiles only the walk it uses. An alpha without a closed form
-takes the tabulated power (:mod:`.power_table`, relative error below 2e-9):
-with the exp-and-log kernel the walk took 5x as long as at alpha = 1, with
-the table 1.6x (10 000 points, one thread: 52 and 17 ms against 10.5).
+chosen in Python, so that a run compiles only the walk it uses. An alpha
+without a closed form takes the tabulated power (:mod:`.power_table`,
+relative error below 2e-9): with the exp-and-log kernel the walk took 5x as
+long as at alpha = 1, with the table 1.6x (10 000 points, one thread: 52 and
+17 ms against 10.5).
 """
 
 import numpy as np
@@ -342,7 +343,8 @@ def _walk_all_for(form):
         links[:, 2] = first_child
         links[:, 3] = n_children
         theta2 = theta * theta
-        table = power_table(alpha) if form == 5 else np.empty(0)  # only the tabulated form reads it
+        # Only the tabulated form reads the table.
+        table = power_table(alpha) if form == 5 else np.empty(0)
         z_rows = np.zeros(n)
         n_blocks = (n + _BLOCK - 1) // _BLOCK
         for b in prange(n_blocks):

@@ -315,22 +315,31 @@ def _sq_dist(Yt, i, j):
     return tau
 
 
+@njit(**JIT)
+def _row_sums(Yt):
+    """Zeroed per-row outputs of the gradient kernels: Z_i, A_i, attraction, repulsion."""
+    d, n = Yt.shape
+    return np.zeros(n), np.zeros(n), np.zeros((n, d)), np.zeros((n, d))
+
+
+@njit(**JIT)
+def _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration):
+    """grad from the per-row sums (Z added in a fixed order); returns (Z, A)."""
+    z = ordered_sum(z_rows)
+    _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
+    return z, a_rowsum
+
+
 def _dense_kernel(form):
     """:func:`hssne_dense` compiled for ``_FORMS[form]`` alone."""
 
     @njit(**JIT_PARALLEL)
     def dense(Yt, P, alpha, exaggeration, grad):
-        d, n = Yt.shape
-        z_rows = np.zeros(n)
-        a_rowsum = np.zeros(n)
-        attraction = np.zeros((n, d))
-        repulsion = np.zeros((n, d))
-        for i in prange(n):
+        z_rows, a_rowsum, attraction, repulsion = _row_sums(Yt)
+        for i in prange(Yt.shape[1]):
             z_rows[i], a_rowsum[i] = _dense_row_form(Yt, i, P[i], alpha, form, repulsion[i],
                                                      attraction[i])
-        z = ordered_sum(z_rows)
-        _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
-        return z, a_rowsum
+        return _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration)
 
     return dense
 
@@ -340,18 +349,12 @@ def _sparse_kernel(form):
 
     @njit(**JIT_PARALLEL)
     def sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
-        d, n = Yt.shape
-        z_rows = np.zeros(n)
-        a_rowsum = np.zeros(n)
-        attraction = np.zeros((n, d))
-        repulsion = np.zeros((n, d))
-        for i in prange(n):
+        z_rows, a_rowsum, attraction, repulsion = _row_sums(Yt)
+        for i in prange(Yt.shape[1]):
             z_rows[i] = _repulsion_row_form(Yt, i, alpha, form, repulsion[i])
             a_rowsum[i] = _attraction_row(Yt, i, indptr, indices, pvalues, alpha,
                                           attraction[i])
-        z = ordered_sum(z_rows)
-        _combine(grad, attraction, repulsion, 4.0 * exaggeration, 4.0 / z)
-        return z, a_rowsum
+        return _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration)
 
     return sparse
 
@@ -391,7 +394,8 @@ def hssne_dense(Yt, P, alpha, exaggeration, grad):
     P : ndarray (n, n)
         Joint probabilities, zero diagonal, summing to one.
     alpha : float
-        A runtime argument: one compiled kernel serves every alpha.
+        A runtime argument: it picks the compiled kernel of its form
+        (:func:`form_of`), which then serves every alpha of that form.
     exaggeration : float
         Factor on the attraction (early exaggeration).
     grad : ndarray (d, n)

@@ -349,10 +349,12 @@ def test_add_points_places_them_and_keeps_indices_annotations_and_pins(explorer)
     old = annotate_pin_and_step(ex)
     before, iteration = old.embedding, old.iteration
     ann_before = ex.annotations.to_json()
+    ex.selection = np.arange(30)  # stored as a bitmask of the 45 points
     ex.add_points(X[45:], labels=[1] * 5 + [-1] * 10, data={"size": np.arange(45.0, 60.0)},
                   hover_text=[f"new {i}" for i in range(15)])
     new = ex.run
     assert new is not old and ex.n_points == 60 and ex.embedding.shape == (60, 2)
+    assert ex.selection.tolist() == list(range(30))
     assert new.iteration == iteration  # the schedule goes on, not from the start
     np.testing.assert_array_equal(ex.embedding[:45], before)  # not stepped yet: paused
     assert new.pinned.tolist() == [5] and ex.pinned.tolist() == [5]

@@ -326,7 +326,9 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     @property
     def selection(self):
         """The selected points (sorted indices); assign indices or a mask to select."""
-        return decode_selection(self._selection, n=self._n)
+        # No check of the bitmask's number of points: one stored before add_points
+        # holds fewer points than the map now has, and its indices stay valid.
+        return decode_selection(self._selection)
 
     @selection.setter
     def selection(self, indices):

@@ -615,6 +615,20 @@ def _demo(args):
     return subprocess.call(command, cwd=folder)
 
 
+def _compile(args):
+    from .precompile import GROUPS, precompile
+
+    groups = args.only or list(GROUPS)
+    print(f"compiling nbembed's kernels into the disk cache ({len(groups)} groups, one "
+          f"after another; a few minutes)", flush=True)
+    start = time.perf_counter()
+    reports = precompile(groups, say=lambda line: print(line, flush=True))
+    total = sum(report["compiled"] for report in reports)
+    print(f"done in {time.perf_counter() - start:.0f} s: {total} kernels compiled; the "
+          f"next fits load them from the cache")
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 def available_methods():
@@ -699,6 +713,19 @@ def build_parser():
     demo.add_argument("--dry-run", action="store_true",
                       help="copy the notebook and print the JupyterLab command without "
                            "running it")
+
+    from .precompile import GROUPS
+
+    compile_ = commands.add_parser(
+        "compile", help="compile the kernels now, so that no later fit waits for them",
+        description="Compile nbembed's kernels into Numba's disk cache now (a few minutes), "
+                    "so that the first fit after installing loads them instead of compiling "
+                    "them. Run it again after upgrading nbembed or Numba.")
+    compile_.set_defaults(run=_compile)
+    compile_.add_argument("--only", metavar="GROUP", action="append", choices=list(GROUPS),
+                          help="compile one group only (repeat for several): "
+                               + "; ".join(f"{name}: {description}"
+                                           for name, (_, description) in GROUPS.items()))
     return parser
 
 

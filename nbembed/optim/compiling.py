@@ -6,7 +6,8 @@ Numba announces every compilation that its disk cache could not serve with a
 :class:`CompileWatch` listens to those events for the duration of a ``with``
 block and reports the first one that starts, and the last one that ends, in
 the thread that entered the block; compilations in other threads are not its
-business.
+business. A :class:`CompileCounter` counts the compilations of nbembed's
+kernels in every thread (``nbembed compile`` reports them).
 """
 
 from __future__ import annotations
@@ -57,3 +58,32 @@ class CompileWatch(event.Listener):
         self._depth -= 1
         if self._depth == 0:
             self._on_compiling(False)
+
+
+class CompileCounter(event.Listener):
+    """Counts the compilations of nbembed's kernels, in any thread, for the
+    duration of a ``with`` block (loading one from the disk cache is none).
+
+    Attributes
+    ----------
+    count : int
+    """
+
+    def __init__(self):
+        self.count = 0
+
+    def __enter__(self):
+        event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc):
+        event.unregister("numba:compile", self)
+        return False
+
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        function = getattr(ev.data["dispatcher"], "py_func", None)
+        if getattr(function, "__module__", "").startswith("nbembed."):
+            self.count += 1

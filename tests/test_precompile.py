@@ -1,0 +1,83 @@
+"""``nbembed compile`` fills the disk cache with what later fits use."""
+
+import json
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from nbembed.cli import main
+from nbembed.optim.compiling import CompileCounter
+from nbembed.precompile import GROUPS, precompile
+
+# A default fit of 6000 points in a new process (k-nearest-neighbour P, the
+# grid repulsion) and 200 new points placed on its map by the grid, as on a
+# map of 10 000 points or more; prints how many nbembed kernels it compiled.
+_LARGE_FIT = """
+import json
+from unittest import mock
+import numpy as np
+from nbembed import HSSNE
+from nbembed.methods import _new_points
+from nbembed.optim.compiling import CompileCounter
+
+rng = np.random.default_rng(1)
+X = rng.normal(size=(6000, 20)) + 5.0 * np.eye(4, 20)[np.arange(6000) % 4]
+with CompileCounter() as counter, \\
+        mock.patch.object(_new_points, "GRID_PLACEMENT_MIN_REFERENCE", 0):
+    model = HSSNE(max_iter=300, random_state=0).fit(X)
+    model.transform(X[:200] + 0.05)
+print(json.dumps(dict(compiled=counter.count, affinity=type(model.affinities_).__name__)))
+"""
+
+
+def _large_fit():
+    done = subprocess.run([sys.executable, "-c", _LARGE_FIT], capture_output=True,
+                          text=True, timeout=900, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_after_compiling_the_approximate_group_a_large_fit_compiles_nothing(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    lines = []
+    (report,) = precompile(["hssne-approximate"], say=lines.append)
+    assert report["group"] == "hssne-approximate" and report["compiled"] > 20
+    assert lines and lines[0].startswith("hssne-approximate: ")
+    fit = _large_fit()
+    assert fit == dict(compiled=0, affinity="csr_matrix")
+
+
+def test_the_counter_counts_nbembed_kernels_only():
+    from nbembed._kernels import csr
+
+    @numba.njit(cache=False)
+    def elsewhere(x):
+        return x + 1
+
+    fresh = numba.njit(cache=False)(csr.is_symmetric_csr.py_func)
+    indptr, indices, data = np.array([0, 1, 2]), np.array([1, 0]), np.array([1.0, 1.0])
+    with CompileCounter() as counter:
+        elsewhere(1)
+        fresh(indptr, indices, data)
+        fresh(indptr, indices, data)
+    assert counter.count == 1
+
+
+def test_an_unknown_group_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown group 'hsne'; choose from hssne-exact"):
+        precompile(["hsne"])
+
+
+def test_the_command_names_its_groups_and_refuses_others(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # no line breaks inside the names
+    with pytest.raises(SystemExit):
+        main(["compile", "--only", "everything"])
+    assert "invalid choice: 'everything'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compile", "--help"])
+    shown = capsys.readouterr().out
+    assert all(f"{name}: {description}" in shown for name, (_, description) in GROUPS.items())

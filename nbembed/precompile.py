@@ -13,7 +13,8 @@ and Barnes-Hut repulsions, float32 and float64 kernels and inputs, dense and
 sparse inputs, labels, and placing new points, plus every HSSNE kernel form
 (the alpha slider of the Explorer may move to any of them). The kernels a fit
 uses depend on the types of its arrays, not on their sizes, so a fit of 300
-points compiles what a fit of a million uses. Each group of workloads runs in
+points compiles what a fit of a million uses, once the size thresholds that
+choose between kernels are set as for a large set (:func:`_as_if_large`). Each group of workloads runs in
 a new Python process of its own, one group after another.
 
 The neighbour search that large high-dimensional sets use (pynndescent) is
@@ -23,10 +24,12 @@ another package's and compiles in every new process; it is not covered.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
 import time
+from unittest import mock
 
 import numpy as np
 
@@ -78,16 +81,27 @@ def _hssne_exact():
     _every_form()
 
 
+@contextlib.contextmanager
+def _as_if_large():
+    """Within the block, small data sets take the code paths that only large
+    ones take otherwise: the size thresholds that choose between kernels are 0."""
+    from .methods import _new_points, mbed
+    from .objectives import hssne
+
+    thresholds = ((_new_points, "GRID_PLACEMENT_MIN_REFERENCE"),  # placing on a grid
+                  (hssne, "LOCAL_ORDER_MIN_N"),  # P in the map's spatial order
+                  (mbed, "EXACT_NORMALIZERS_MAX_N"))  # Mbed's normalizers on a grid
+    with contextlib.ExitStack() as stack:
+        for module, name in thresholds:
+            stack.enter_context(mock.patch.object(module, name, 0))
+        yield
+
+
 def _hssne_approximate():
-    """kNN affinities with the grid and Barnes-Hut repulsions; new points
-    placed on a grid, as against a large map."""
-    from unittest import mock
-
-    from .methods import _new_points
-
-    with mock.patch.object(_new_points, "GRID_PLACEMENT_MIN_REFERENCE", 0):
+    """kNN affinities with the grid and Barnes-Hut repulsions, as at large sizes."""
+    with _as_if_large():
         _hssne_fits(dict(affinity="knn", repulsion="fft"))
-    _hssne_fits(dict(affinity="knn", repulsion="barnes-hut"))
+        _hssne_fits(dict(affinity="knn", repulsion="barnes-hut"))
     _every_form()
 
 
@@ -107,23 +121,26 @@ def _input_for(spec, dtype):
 
 
 def _other_methods():
-    """One default fit of every other estimator, on float64 and float32 input,
-    with its prediction or placement of new points."""
+    """A default fit of every other estimator on float64 and on float32 input,
+    and on float64 as at large sizes, each with its prediction or placement of
+    new points."""
     from .methods.registry import REGISTRY
 
     for spec in REGISTRY:
         if spec.name == "hssne":
             continue
-        for dtype in (np.float64, np.float32):
+        for dtype, paths in ((np.float64, contextlib.nullcontext),
+                             (np.float32, contextlib.nullcontext), (np.float64, _as_if_large)):
             model = spec.cls()
             # Fewer iterations use the same kernels.
             short = dict(random_state=0, max_iter=60)
             model.set_params(**{k: v for k, v in short.items() if k in model.get_params()})
             X, y = _input_for(spec, dtype)
-            model.fit(X, y)
-            for name in ("transform", "predict_proba"):
-                if hasattr(model, name):
-                    getattr(model, name)(X[:20])
+            with paths():
+                model.fit(X, y)
+                for name in ("transform", "predict_proba"):
+                    if hasattr(model, name):
+                        getattr(model, name)(X[:20])
 
 
 #: What :func:`precompile` runs, one process a group: name -> (workload,

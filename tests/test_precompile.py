@@ -13,20 +13,18 @@ from nbembed.optim.compiling import CompileCounter
 from nbembed.precompile import GROUPS, precompile
 
 # A default fit of 6000 points in a new process (k-nearest-neighbour P, the
-# grid repulsion) and 200 new points placed on its map by the grid, as on a
-# map of 10 000 points or more; prints how many nbembed kernels it compiled.
+# grid repulsion) and 200 new points placed on its map, on the paths of
+# 50 000 points or more; prints how many nbembed kernels it compiled.
 _LARGE_FIT = """
 import json
-from unittest import mock
 import numpy as np
 from nbembed import HSSNE
-from nbembed.methods import _new_points
 from nbembed.optim.compiling import CompileCounter
+from nbembed.precompile import _as_if_large
 
 rng = np.random.default_rng(1)
 X = rng.normal(size=(6000, 20)) + 5.0 * np.eye(4, 20)[np.arange(6000) % 4]
-with CompileCounter() as counter, \\
-        mock.patch.object(_new_points, "GRID_PLACEMENT_MIN_REFERENCE", 0):
+with CompileCounter() as counter, _as_if_large():
     model = HSSNE(max_iter=300, random_state=0).fit(X)
     model.transform(X[:200] + 0.05)
 print(json.dumps(dict(compiled=counter.count, affinity=type(model.affinities_).__name__)))

@@ -13,7 +13,8 @@ from .compiling import CompileWatch
 
 #: What :class:`ProgressBar` shows while Numba compiles, instead of a rate and
 #: a time left that would extrapolate the compilation to every iteration.
-COMPILING = "compiling kernels (first run only, cached afterwards)…"
+COMPILING = ("compiling kernels (first run only, cached afterwards; nbembed compile does "
+             "them all)…")
 
 
 class ProgressBar:

@@ -163,6 +163,16 @@ function render({ model, el }) {
   // --- positions from Python ---------------------------------------------------
   let scheduled = null;
   let moved = false; // new positions since the last redraw: a frame to animate to
+  // Python sends a frame only while this page has at most a couple it has not
+  // reported drawn (nbembed/widget/pacing.py): a slow page gets the newest.
+  let reported = 0;
+  const reportDrawn = () => {
+    const frame = model.get("frame_id") ?? 0;
+    if (frame > reported) {
+      reported = frame;
+      model.send({ type: "drawn", frame });
+    }
+  };
   const redraw = () => {
     scheduled = null;
     const animate = moved;
@@ -176,6 +186,7 @@ function render({ model, el }) {
       shown = { xy, anchors: anchors.length ? anchors : null };
       root.dataset.frameId = String(model.get("frame_id") ?? 0);
       draw(animate);
+      reportDrawn();
     } catch (err) {
       say(`Ignored a malformed update from Python: ${err.message}`);
     }
@@ -201,7 +212,9 @@ function render({ model, el }) {
   for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);
   // A frame with the same positions changes only frame_id: it is shown already.
   disposer.onModel(model, "change:frame_id", () => {
-    if (scheduled === null) root.dataset.frameId = String(model.get("frame_id") ?? 0);
+    if (scheduled !== null) return;
+    root.dataset.frameId = String(model.get("frame_id") ?? 0);
+    reportDrawn();
   });
   disposer.onModel(model, "change:_images", () => tooltip.reset());
   disposer.onModel(model, "change:_selection", () => {

@@ -187,6 +187,24 @@ describe("render", () => {
     expect(root.dataset.transition).toBe("0");
   });
 
+  it("reports each frame it has drawn once, so that Python paces the frames", async () => {
+    model.state.frame_id = 4;
+    widget.render({ model, el });
+    const drawn = () => model.sent.filter((m) => m.content.type === "drawn").map((m) => m.content);
+    expect(drawn()).toEqual([{ type: "drawn", frame: 4 }]); // the first map
+    model.state.frame_id = 5;
+    model.state._positions = positionsView([0, 0, 0.1, 0.1, 0.2, 0.2]);
+    model.emit("change:_positions");
+    model.emit("change:frame_id");
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(drawn().map((m) => m.frame)).toEqual([4, 5]); // reported when drawn, not on arrival
+    model.state.frame_id = 6; // a frame with the same positions: shown already
+    model.emit("change:frame_id");
+    model.emit("change:palette"); // a redraw of frame 6 reports nothing new
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(drawn().map((m) => m.frame)).toEqual([4, 5, 6]);
+  });
+
   it("sends slider changes, selections and annotation commands", () => {
     widget.render({ model, el });
     const root = el.querySelector(".nbembed-explorer");

@@ -44,6 +44,7 @@ from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
 from .growing import GrowingPoints
+from .pacing import PagePacer
 from .pins import PinControls
 from .precomputed import Precomputed
 from .teaching import Teaching
@@ -268,6 +269,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             self._user_colorings.update(arguments.check_data(data, n))
             self._user_values.update({str(c): np.asarray(data[c]) for c in data.keys()})
         self._credit, self._credit_time = 1.0, time.monotonic()  # frames allowed now
+        self._pacer = PagePacer()  # frames wait for a slow page (FrameStream)
+        self._pacer.watch_cells()
         self._frame_bytes = None  # bytes of the last frame sent (FrameStream)
         self._display_maps = {}
         self.frames_sent = 0  # frames whose traits went to the browser
@@ -368,6 +371,8 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         """Stop the worker and close the widget."""
         if getattr(self, "_worker", None) is not None:
             self._worker.stop(timeout=5.0)
+        if getattr(self, "_pacer", None) is not None:
+            self._pacer.close()
         super().close()
 
     def wait(self, iteration=None, timeout=120.0):

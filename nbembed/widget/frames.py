@@ -26,7 +26,8 @@ snapshot, the view, the colourings and the traits belong to ``_sync_lock``;
 a frame is read under it, encoded outside it, its traits set under it again,
 and sent after it is released, in the order the frames were numbered (see
 :meth:`FrameStream._publish`); ``_frame_turn`` orders the sending and guards
-``frames_sent``.
+``frames_sent``. Frames wait for a slow page to catch up
+(:mod:`~nbembed.widget.pacing`).
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ class FrameStream(traitlets.HasTraits):
         A forced frame (after a change, or on going idle) always goes and leaves a
         whole frame of credit, so the next one, the first iteration under the
         change, goes at once too. Forced frames come at most once per step call,
-        so the stream stays bounded.
+        so the stream stays bounded. Other frames also wait for a page that
+        reports what it draws to catch up (:class:`~nbembed.widget.pacing.PagePacer`).
         """
         now = time.monotonic()
         earned = (now - self._credit_time) / self._publish_interval()
@@ -157,10 +159,15 @@ class FrameStream(traitlets.HasTraits):
         if force:
             self._credit = max(self._credit, 1.0)
             return True
-        if self._credit < 1.0:
+        if self._credit < 1.0 or not self._pacer.allows(self._frames_numbered):
             return False
         self._credit -= 1.0
         return True
+
+    def _page_drew(self, frame):
+        """A page reports that it has drawn frame number ``frame`` (see
+        :mod:`~nbembed.widget.pacing`)."""
+        self._pacer.report(frame)
 
     def _publish_interval(self):
         """Seconds between frames: ``frame_rate``'s, or longer where frames the

@@ -22,6 +22,8 @@ type                    fields
                         binary buffer of uint32 indices (the selection) or
                         none (use the selection Python holds)
 ``unpin_all``           none
+``drawn``               ``frame``: the newest ``frame_id`` the page has drawn
+                        (paces the frames, :mod:`~nbembed.widget.pacing`)
 ``drop``                ``indices`` (list of int), ``positions`` (one [x, y]
                         per index, in the frame's normalized coordinates),
                         ``frame`` (the ``frame_id`` the browser drew)
@@ -125,7 +127,7 @@ def parse(content, buffers=()):
         raise MessageError(f"expected a JSON object, got {type(content).__name__}.")
     kind = content.get("type")
     if not isinstance(kind, str) or (kind not in SIMPLE and kind not in (
-            "apply", "step", "import_annotations", "drop", "toggle_pins")):
+            "apply", "step", "import_annotations", "drop", "toggle_pins", "drawn")):
         raise MessageError(f"unknown message type {kind!r}.")
     if kind in SIMPLE:
         return SIMPLE[kind], {}
@@ -133,6 +135,11 @@ def parse(content, buffers=()):
         return "toggle_pins", _selection(buffers)
     if kind == "drop":
         return "drop", _drop(content)
+    if kind == "drawn":
+        frame = _integer(content.get("frame"), "frame")
+        if frame < 0:
+            raise MessageError(f"frame must be >= 0; got {frame}.")
+        return "_page_drew", {"frame": frame}
     if kind == "step":
         return "step", {"n": _integer(content.get("n", 1), "n")}
     if kind == "import_annotations":

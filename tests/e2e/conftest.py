@@ -512,6 +512,21 @@ class WidgetPage:
                               for name, value in message.items()})
         return messages
 
+    def commands_to_python(self, widget):
+        """Hand ``widget`` the custom messages the page sent since the last call, as
+        the kernel would; return them, leaving out the page's reports of the frames
+        it drew (which go to the widget too)."""
+        sent = self.page.evaluate("() => window.harness.fake.sent.splice(0)")
+        for message in sent:
+            widget._on_browser_message(widget, message["content"], [])
+        return [m["content"] for m in sent if m["content"].get("type") != "drawn"]
+
+    def wait_for_command(self):
+        """Wait until the page has sent a custom message other than a report of a
+        frame drawn."""
+        self.page.wait_for_function(
+            "() => window.harness.fake.sent.some((m) => m.content.type !== 'drawn')")
+
     def wait_attr(self, selector, name, predicate, what):
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 

@@ -12,7 +12,7 @@ import pytest
 
 from .test_explorer_marks import point_on_screen
 from .test_explorer_page import ROOT, mount_explorer
-from .test_explorer_toolbar import click, page_to_python
+from .test_explorer_toolbar import click
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_dragging_a_point_pins_it_where_it_was_dropped(widget_page, explorer):
     page.mouse.up()
     widget_page.wait_attr(ROOT, "data-drops", "(v) => v === '1'", "the drop sent")
 
-    messages = page_to_python(widget_page, ex)
+    messages = widget_page.commands_to_python(ex)
     assert [m["type"] for m in messages] == ["drop"] and messages[0]["indices"] == [i]
     assert i in ex.pinned
     run = ex.wait(timeout=120).run
@@ -87,7 +87,7 @@ def test_dragging_a_point_pins_it_where_it_was_dropped(widget_page, explorer):
     widget_page.from_python(ex, ["_pinned", "_positions", "frame_id"])
     widget_page.wait_attr(ROOT, "data-pins-drawn", "(v) => v === '1'", "the pin drawn")
     click(page, "unpin-all")
-    page_to_python(widget_page, ex)
+    widget_page.commands_to_python(ex)
     assert ex.pinned.size == 0
     assert ex.wait(timeout=120).run.pinned.size == 0
     assert widget_page.errors == []

@@ -17,14 +17,6 @@ def readout(page, key):
     return page.locator(f'{ROOT} [data-readout="{key}"]').inner_text()
 
 
-def send_messages(widget_page, ex):
-    """Hand the custom messages the page sent to the widget, as the kernel would."""
-    sent = widget_page.page.evaluate("() => window.harness.fake.sent.splice(0)")
-    for message in sent:
-        ex._on_browser_message(ex, message["content"], [])
-    return [m["content"] for m in sent]
-
-
 def test_readouts_follow_the_run(widget_page):
     from nbembed.widget import Explorer
 
@@ -69,12 +61,12 @@ def test_step_button_advances_exactly_the_asked_iterations(widget_page):
         widget_page.from_python(ex, ["status"])
         start = ex.run.iteration
         button.click()
-        assert send_messages(widget_page, ex) == [{"type": "step", "n": 1}]
+        assert widget_page.commands_to_python(ex) == [{"type": "step", "n": 1}]
         ex.wait(timeout=30)
         assert ex.run.iteration == start + 1
         page.locator(f'{ROOT} input[data-role="step-count"]').fill("4")
         button.click()
-        send_messages(widget_page, ex)
+        widget_page.commands_to_python(ex)
         ex.wait(timeout=30)
         assert ex.run.iteration == start + 5
         assert wait_for(lambda: ex.iteration == start + 5)

@@ -35,14 +35,6 @@ def explorer():
     ex.close()
 
 
-def page_to_python(widget_page, ex):
-    """Hand the page's custom messages to the widget; return them."""
-    sent = widget_page.page.evaluate("() => window.harness.fake.sent.splice(0)")
-    for message in sent:
-        ex._on_browser_message(ex, message["content"], [])
-    return [m["content"] for m in sent]
-
-
 def click(page, action):
     page.locator(f'{ROOT} button[data-action="{action}"]').click()
 
@@ -54,7 +46,7 @@ def test_export_then_import_round_trips_and_a_bad_file_changes_nothing(widget_pa
     mount_explorer(widget_page, ex)
 
     click(page, "export")
-    assert page_to_python(widget_page, ex) == [{"type": "export_annotations"}]
+    assert widget_page.commands_to_python(ex) == [{"type": "export_annotations"}]
     (reply,) = replies
     with page.expect_download() as info:
         page.evaluate("(content) => window.harness.fake.customFromPython(content, [])", reply)
@@ -69,8 +61,8 @@ def test_export_then_import_round_trips_and_a_bad_file_changes_nothing(widget_pa
     good = tmp_path / "good.json"
     good.write_text(other.to_json())
     page.locator(f'{ROOT} input[data-role="import-file"]').set_input_files(str(good))
-    page.wait_for_function("() => window.harness.fake.sent.length > 0")
-    page_to_python(widget_page, ex)
+    widget_page.wait_for_command()
+    widget_page.commands_to_python(ex)
     assert ex.annotations.class_names == ["left", "middle"]
     assert ex.annotation_summary == f"{len(left)} labelled · 1 must-link group"
 
@@ -78,8 +70,8 @@ def test_export_then_import_round_trips_and_a_bad_file_changes_nothing(widget_pa
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "something else"}))
     page.locator(f'{ROOT} input[data-role="import-file"]').set_input_files(str(bad))
-    page.wait_for_function("() => window.harness.fake.sent.length > 0")
-    page_to_python(widget_page, ex)
+    widget_page.wait_for_command()
+    widget_page.commands_to_python(ex)
     assert ex.annotations.to_json() == before
     assert "cannot read annotations" in ex.notice
     widget_page.from_python(ex, ["notice"])

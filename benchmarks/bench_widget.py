@@ -166,11 +166,23 @@ SET_SLIDER = """([scope, value]) => {
 }"""
 
 
+def _progress(n, start):
+    """A function printing, to stderr, what the measurement of ``n`` points has
+    reached and the seconds since ``start`` (so that a slow step shows where)."""
+    def say(what):
+        print(f"  n = {n}, {time.perf_counter() - start:6.1f} s: {what}", file=sys.stderr,
+              flush=True)
+    return say
+
+
 def measure_notebook(lab, n, args):
     """fps and slider latency for ``n`` points in JupyterLab."""
+    say = _progress(n, time.perf_counter())
     cells = [SETUP.format(n=n), SHOW.format(frame_rate=args.frame_rate)]
     with lab.notebook(f"bench-{n}", cells) as nb:
+        say("notebook open, cells run")
         nb.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", timeout=TIMEOUT_S)
+        say("first map drawn")
         # From the start of the cell that shows the Explorer: the first map drawn, and
         # (polled) the first drawn frame at iteration 100 or later.
         shown_at = nb.py_value("shown_at")
@@ -178,6 +190,7 @@ def measure_notebook(lab, n, args):
         nb.wait_attr(EXPLORER, "data-iteration", "(v) => Number(v) >= 100", timeout=TIMEOUT_S)
         iteration_100 = nb.page.evaluate("() => performance.timeOrigin + performance.now()") \
             - shown_at
+        say("iteration 100 drawn")
         nb.py(RECORD)
         page = nb.page
         page.evaluate(INSTRUMENT, nb.scope)
@@ -191,6 +204,8 @@ def measure_notebook(lab, n, args):
                   "raf": (page.evaluate("() => window.benchRecord.rafs") - rafs) / span,
                   "first_draw": first_draw / 1000, "iteration_100": iteration_100 / 1000,
                   "gap": counts["gap"]}
+        say(f"frame rate measured: {result['fps']:.1f} drawn/s, {result['updates']:.1f} "
+            f"updates/s")
 
         latencies, any_frame, kernel, arrival = [], [], [], []
         values = [0.8, 1.0] * (args.changes + 1)
@@ -207,6 +222,7 @@ def measure_notebook(lab, n, args):
               const hit = window.benchRecord.draws.find(([t, , i]) => t > t0 && i >= it);
               return hit ? window.benchRecord.draws.filter(([t]) => t > t0) : false;
             }""", [t0, first], what="a frame drawn under the new alpha", timeout=TIMEOUT_S)
+            say(f"change {k} to alpha = {value}: drawn")
             if k == 0:
                 continue  # the first change compiles the kernel for the new alpha
             latencies.append(next(t for t, _, i in draws if i >= first) - t0)

@@ -36,6 +36,9 @@ import numpy as np
 #: Points of the small data sets the workloads fit.
 N_POINTS = 300
 
+#: Few iterations for HSSNE on them: they use the same kernels as many.
+SHORT_HSSNE = dict(max_iter=40, early_exaggeration_iter=20, perplexity=10, random_state=0)
+
 
 def _data(dtype=np.float64, n=N_POINTS, d=10, seed=0):
     """Three Gaussian blobs in ``d`` dimensions and their labels."""
@@ -50,12 +53,11 @@ def _hssne_fits(options, with_labels=False):
     each followed by placing new points."""
     from . import HSSNE
 
-    schedule = dict(max_iter=40, early_exaggeration_iter=20, perplexity=10, random_state=0)
     for dtype in ("float64", "float32"):
         for input_dtype in (np.float64, np.float32):
             X, y = _data(input_dtype)
             labels = np.where(np.arange(len(y)) % 10 == 0, y, -1) if with_labels else None
-            model = HSSNE(dtype=dtype, **schedule, **options).fit(X, labels)
+            model = HSSNE(dtype=dtype, **SHORT_HSSNE, **options).fit(X, labels)
             model.transform(X[:20] + 0.1)
 
 
@@ -76,8 +78,7 @@ def _hssne_exact():
     _hssne_fits(dict(affinity="knn", repulsion="exact"))
     X, _ = _data()
     for metric in ("euclidean", "cosine"):
-        HSSNE(metric=metric, affinity="knn", max_iter=40, early_exaggeration_iter=20,
-              perplexity=10, random_state=0).fit(sp.csr_matrix(np.abs(X)))
+        HSSNE(metric=metric, affinity="knn", **SHORT_HSSNE).fit(sp.csr_matrix(np.abs(X)))
     _every_form()
 
 

@@ -464,6 +464,9 @@ def test_neighbors_auto_threshold(monkeypatch, rng):
     assert resolve("auto", X[:600], "manhattan") == "approximate"  # scikit-learn's: n^2 d
     assert resolve("auto", sp.csr_matrix(X[:600]), "euclidean") == "approximate"
     assert resolve("auto", X, "precomputed") == "exact"
+    monkeypatch.setattr(affinity_module, "EXACT_EUCLIDEAN_MAX_ROWS", 599)
+    assert resolve("auto", X[:600], "euclidean") == "approximate"  # and at most that many rows
+    assert resolve("auto", X[:599], "euclidean") == "exact"
     approx = joint_probabilities(X, 10.0, method="knn")
     np.testing.assert_allclose(approx.toarray(), exact.toarray(), rtol=1e-6, atol=1e-12)
     with pytest.raises(ValueError, match="precomputed"):

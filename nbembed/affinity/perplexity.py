@@ -22,7 +22,8 @@ metrics and sparse rows from scikit-learn's ``NearestNeighbors``.
 ``"auto"`` is exact while the search compares at most
 ``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the stored entries per
 row of sparse data), and for dense Euclidean rows also while they hold at most
-``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries (n d). Exact search costs O(n^2 d) and
+``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries (n d) in at most
+``EXACT_EUCLIDEAN_MAX_ROWS`` rows. Exact search costs O(n^2 d) and
 nearest-neighbour descent roughly O(n log n) distances, but pynndescent
 compiles for 20 s or more at its first call in every process (Numba, not
 cached on disk). The first budget, 4e11, is where scikit-learn's exact search
@@ -35,6 +36,12 @@ so the two meet near a fixed n d: on two cores, 91 neighbours
 s by a warm descent, 2 * 10^5 x 50 34-36 s against 36-50 s (recall 0.966 on
 the mixture), and 40 000 x 784 23 s against 15 s. The second budget, 10^7
 entries, keeps the exact search up to about 2 * 10^5 points in 50 dimensions.
+In few dimensions a compared pair costs about as much as in 50 (the work
+around each product, not the product, dominates: 6.6e-10 s a pair at 150 000
+x 2, 8.6e-10 s at 150 000 x 10), so the entries alone would search 10^6
+points of 10 features exactly for some 12 minutes; a descent took 14 s and
+25 s at 150 000 x 2 and x 10 (exact: 15 s and 19 s). Hence the third bound,
+2 * 10^5 rows whatever the features.
 
 Data rows may be a scipy.sparse CSR matrix with ``metric="euclidean"`` or
 ``"cosine"``: scikit-learn computes the distances from the stored entries
@@ -87,6 +94,11 @@ EXACT_NEIGHBORS_MAX_WORK = float(os.environ.get("NBEMBED_EXACT_NEIGHBORS_MAX_WOR
 #: variable ``NBEMBED_EXACT_EUCLIDEAN_MAX_ENTRIES``.
 EXACT_EUCLIDEAN_MAX_ENTRIES = float(os.environ.get("NBEMBED_EXACT_EUCLIDEAN_MAX_ENTRIES", 1e7))
 
+#: ... and at most this many rows, whatever the features: in few dimensions
+#: the search costs per compared pair about what it costs in 50. Overridable
+#: with the environment variable ``NBEMBED_EXACT_EUCLIDEAN_MAX_ROWS``.
+EXACT_EUCLIDEAN_MAX_ROWS = int(os.environ.get("NBEMBED_EXACT_EUCLIDEAN_MAX_ROWS", 200_000))
+
 
 def _resolve_method(method, n):
     check_option(method, "method", METHODS)
@@ -122,8 +134,9 @@ def _exact_is_cheap(X, metric):
     """Whether ``neighbors="auto"`` searches ``X`` exactly (see the budgets above)."""
     if metric == "precomputed" or exact_search_work(X) <= EXACT_NEIGHBORS_MAX_WORK:
         return True
-    return _own_search(X, metric) and \
-        float(X.shape[0]) * X.shape[1] <= EXACT_EUCLIDEAN_MAX_ENTRIES
+    n, d = X.shape
+    return _own_search(X, metric) and n <= EXACT_EUCLIDEAN_MAX_ROWS and \
+        float(n) * d <= EXACT_EUCLIDEAN_MAX_ENTRIES
 
 
 def _resolve_neighbors(neighbors, X, metric):
@@ -166,8 +179,9 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         descent (pynndescent, optional). "auto": exact up to
         ``EXACT_NEIGHBORS_MAX_WORK`` compared coordinates (about 89 000 points
         in 50 dimensions), for dense Euclidean rows also up to
-        ``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries (about 200 000 points in 50
-        dimensions), or when pynndescent is missing.
+        ``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries in at most
+        ``EXACT_EUCLIDEAN_MAX_ROWS`` rows (about 200 000 points in 50
+        dimensions or fewer), or when pynndescent is missing.
     random_state : int, RandomState or None
         Seed of the approximate neighbour search.
     timings : dict, optional

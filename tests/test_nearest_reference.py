@@ -205,6 +205,7 @@ def test_far_leaves_are_skipped_and_the_result_stays_exact():
     block = (X[:150] - rows.mean) * rows.scale
     norms = np.sqrt(np.einsum("ij,ij->i", block, block))
     assert rows._needed_columns(block, norms, 30).size <= 400  # of 4000
+    assert rows._candidate_leaves(block, 30).size <= 8  # of 32 or more
     sample = rng.choice(4000, 300, replace=False)
     dist, idx = rows.nearest(X[sample], 30, block_rows=64)
     expected_dist, expected_idx = numpy_nearest(X[sample], X, 30)
@@ -242,3 +243,21 @@ def test_searches_in_several_threads_leave_blas_as_it_was():
     for dist, idx in results:
         np.testing.assert_array_equal(idx, expected[1])
         np.testing.assert_array_equal(dist, expected[0])
+
+
+@pytest.mark.parametrize("n_features", [2, 10, 50])
+def test_the_rows_nearest_to_themselves_equal_numpys(n_features):
+    """Blocks taken in the leaf order (no nearest-leaf search) and leaves judged
+    first for the whole block: the same neighbours, clustered rows and uniform."""
+    rng = np.random.default_rng(n_features)
+    centres = rng.normal(size=(6, n_features)) * 6.0
+    R = np.vstack([np.repeat(centres, 300, axis=0) + rng.normal(size=(1800, n_features)),
+                   rng.uniform(-8, 8, size=(700, n_features))])
+    rows = ReferenceRows(R)
+    dist, idx = rows.nearest_to_themselves(25, block_rows=40)
+    expected_dist, expected_idx = numpy_nearest(R, R, 25)
+    np.testing.assert_array_equal(idx, expected_idx)
+    np.testing.assert_allclose(dist, expected_dist, rtol=1e-12, atol=1e-12)
+    again_dist, again_idx = rows.nearest(R, 25, block_rows=40)
+    np.testing.assert_array_equal(again_idx, idx)
+    np.testing.assert_array_equal(again_dist, dist)

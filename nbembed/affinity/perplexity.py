@@ -359,7 +359,7 @@ def _nearest_neighbors(X, k, metric):
         # Proposed by float32 products, measured exactly: at 70 000 x 50 on two
         # cores 5.1-7.6 s against scikit-learn's 16-18 s on the same machine
         # (benchmarks/bench_neighbors.py).
-        sq, idx = ReferenceRows(X).nearest(X, k + 1)
+        sq, idx = ReferenceRows(X).nearest_to_themselves(k + 1)
         return _drop_self(np.sqrt(sq, out=sq), idx, k)
     # scikit-learn's compiled search is parallel. Its import (about 0.9 s) falls
     # only on runs that search neighbours in other metrics or sparse rows.

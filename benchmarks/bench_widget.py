@@ -43,7 +43,8 @@ second, iterations per second, the time from a parameter change (set as a
 slider message would set it) to the first frame sent with a new iteration
 under the new value, and the longest gap between two frames sent during a
 session of ``--session`` seconds (default 60) with a slider move every
-``--change-every`` seconds (default 2). ``--kernel-only`` stops there.
+``--change-every`` seconds (default 2). ``--kernel-only`` stops there;
+``--browser-only`` skips it.
 The **render only** column measures the page alone: the widget's module
 in the fake-model page of the tests, fed new positions from JavaScript as
 soon as the previous ones are drawn (no Python, no network).
@@ -420,6 +421,9 @@ def main(argv=None):
     parser.add_argument("--json", type=pathlib.Path, help="also write the results here")
     parser.add_argument("--kernel-only", action="store_true",
                         help="measure the Python side alone (no browser)")
+    parser.add_argument("--browser-only", action="store_true",
+                        help="skip the kernel-alone table (at 10^6 points each of its runs "
+                             "prepares for minutes)")
     parser.add_argument("--methods", nargs="+", default=["hssne-0.5", "hssne-1", "hssne-2"],
                         choices=list(KERNEL_METHODS),
                         help="kernel-side runs (default: HSSNE at alpha 0.5, 1 and 2)")
@@ -434,10 +438,12 @@ def main(argv=None):
     width, height = (int(v) for v in args.viewport.lower().split("x"))
 
     os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
-    kernel_rows = [measure_kernel_only(method, n, args) for method in args.methods
-                   for n in (args.sizes if method.startswith("hssne") else args.other_sizes)]
-    print("Kernel alone (no browser):\n")
-    print(kernel_table(kernel_rows))
+    kernel_rows = [] if args.browser_only else [
+        measure_kernel_only(method, n, args) for method in args.methods
+        for n in (args.sizes if method.startswith("hssne") else args.other_sizes)]
+    if kernel_rows:
+        print("Kernel alone (no browser):\n")
+        print(kernel_table(kernel_rows))
     if args.kernel_only:
         if args.json:
             args.json.write_text(json.dumps({"kernel_only": kernel_rows}, indent=1))

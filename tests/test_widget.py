@@ -760,6 +760,7 @@ class SlowToPrepare(FakeMethod):
 
     def prepare(self, X, y=None, annotations=None, init=None):
         self.gate.wait(30)
+        self.prepared_with_init = init
         return super().prepare(X, y, annotations, init)
 
 
@@ -782,6 +783,47 @@ def test_status_tells_the_truth_through_the_browsers_buttons(make_explorer):
     assert ex.status == "running"
     ex._handle_msg(custom_msg({"type": "pause"}))
     wait_for(lambda: ex.status == "paused")
+
+
+def test_a_large_first_preparation_shows_the_principal_component_map(make_explorer,
+                                                                     monkeypatch):
+    """While the first run of many points is prepared, the page gets the points on
+    their leading principal components (the default start) as iteration 0."""
+    from nbembed.methods._base import initial_embedding
+    from nbembed.widget import preview
+
+    monkeypatch.setattr(preview, "PREVIEW_MIN_N", 50)
+    X = np.random.default_rng(0).normal(size=(60, 5)) * [5.0, 3.0, 1.0, 1.0, 1.0]
+    gate = threading.Event()
+    method = SlowToPrepare(gate)
+    method.get_params = lambda: {"n_components": 2, "random_state": 0, "init": "pca"}
+    ex = make_explorer(X=X, method=method)
+    wait_for(lambda: ex.frames_sent >= 1)
+    assert ex.status == "preparing" and ex.run is None and ex.iteration == 0
+    shown = decode_positions(ex._positions)
+    start = initial_embedding(X, "pca", 2, 0)
+    for axis in range(2):
+        assert abs(np.corrcoef(shown[:, axis], start[:, axis])[0, 1]) > 0.999
+    gate.set()
+    wait_for(lambda: ex.run is not None and ex.iteration > 0)
+    assert ex.embedding.shape == (60, 2)
+    assert method.prepared_with_init is not None  # the run starts from what was shown
+    np.testing.assert_array_equal(method.prepared_with_init, start)
+
+
+def test_no_preview_for_dissimilarities_or_affinities():
+    from nbembed import HSSNE
+    from nbembed.widget.preview import preview_positions
+
+    X = np.random.default_rng(1).normal(size=(30, 4))
+    assert preview_positions(X, HSSNE(metric="precomputed")) is None
+    assert preview_positions(X, HSSNE(affinity="precomputed")) is None
+    assert preview_positions(X[:2], HSSNE()) is None  # refused: the run will say why
+    assert preview_positions(X, HSSNE(init="random")) is None  # the run starts elsewhere
+    assert preview_positions(X, HSSNE(n_components=3)).shape == (30, 3)
+    # the start of the run, which the preview then is
+    method = HSSNE(perplexity=5, random_state=3)
+    np.testing.assert_array_equal(preview_positions(X, method), method.prepare(X).embedding)
 
 
 def test_a_restored_explorer_shows_what_its_annotations_hold(make_explorer):

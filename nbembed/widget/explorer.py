@@ -37,7 +37,7 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from ..tl import DEFAULT_LABELS_KEY, annotations_to_obs
-from . import anndata_input, annotating, arguments, messages
+from . import anndata_input, annotating, arguments, messages, preview
 from .arrows import ForceArrows
 from .marks import constraint_marks
 from .controls import LiveControls
@@ -565,8 +565,16 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     def _prepare_run(self):
         ann, y = self._annotation_snapshot()
         prepare = self._first_prepare or self._method.prepare
+        start = None
+        if self._first_prepare is None and self._snapshot is None and \
+                self._n >= preview.PREVIEW_MIN_N:
+            start = preview.preview_positions(self._X, self._method)
         self._first_prepare = None
-        run = prepare(self._X, y, annotations=ann)
+        if start is None:
+            run = prepare(self._X, y, annotations=ann)
+        else:
+            self._show_preview(start)
+            run = prepare(self._X, y, annotations=ann, init=start)
         # Restarts and added points keep what this prepare chose by a search.
         chosen = getattr(self._method, "with_chosen_settings", None)
         if chosen is not None:

@@ -140,6 +140,17 @@ class FrameStream(traitlets.HasTraits):
                                  last_cost(run.history))
         self._publish()
 
+    def _show_preview(self, Y):
+        """Show ``Y`` as iteration 0 before the first run exists (see
+        :mod:`~nbembed.widget.preview`); nothing once a frame of a run was taken."""
+        if not np.all(np.isfinite(Y)):
+            return
+        with self._sync_lock:
+            if self._snapshot is not None:
+                return
+            self._snapshot = Snapshot(Y, None, None, 0, None)
+        self._publish()
+
     def _frame_allowed(self, force):
         """Whether a frame may go out now, by a credit of frames that grows at the
         allowed rate (``_publish_interval``) up to ``FRAME_CREDIT``: sent after

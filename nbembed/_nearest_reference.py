@@ -319,7 +319,8 @@ class ReferenceRows:
         if block_rows is None:
             block_rows = default_block_rows(self.centred32.shape[0])
         # Rows that share their nearest leaf go in one block.
-        if self.starts.size > 2 and m > block_rows:
+        leaves = self.starts.size - 1
+        if leaves > 1 and m > block_rows:
             nearest_leaf = np.concatenate([
                 self._leaf_distances((X[start:start + 4096] - self.mean) * self.scale)
                 .argmin(axis=1) for start in range(0, m, 4096)])

@@ -1409,6 +1409,39 @@ def test_threads_do_not_deadlock_under_concurrent_changes(make_explorer):
     wait_for(lambda: ex.run.alpha == ex.params["alpha"])
 
 
+def test_a_resume_while_the_pause_settles_never_reports_done():
+    from nbembed.widget.worker import RunWorker
+
+    run = FakeRun(10, seconds_per_iteration=1e-3)  # never done: n_iter is 10**9
+    statuses = []
+    armed, entered, release = threading.Event(), threading.Event(), threading.Event()
+
+    def on_step(run, force):
+        # Hold the worker where it has decided to idle but not yet said how.
+        if force and armed.is_set() and not entered.is_set():
+            entered.set()
+            release.wait(30)
+
+    worker = RunWorker(lambda: run, on_step=on_step,
+                       on_status=lambda status, error: statuses.append(status),
+                       on_warning=lambda message: None)
+    worker.start()
+    try:
+        wait_for(lambda: run.iteration > 5)
+        armed.set()
+        worker.pause()
+        assert entered.wait(30)
+        worker.resume()
+        held_at = run.iteration
+        release.set()
+        wait_for(lambda: run.iteration > held_at + 2)
+    finally:
+        release.set()
+        assert worker.stop(timeout=10)
+    assert "done" not in statuses
+    assert "paused" in statuses
+
+
 def test_a_queued_change_ends_the_step_call_after_the_current_iteration():
     from nbembed.widget.worker import RunWorker
 

@@ -356,6 +356,9 @@ class RunWorker:
                     # the next step, so that changes made before step() all precede it.
                     continue
                 stepping = self._wants_steps()
+                # Read with the decision: a resume() landing before the status is
+                # set must not turn a paused run into a "done" one.
+                idle_status = "paused" if self._paused else "done"
             if stepping:
                 settled = False
                 try:
@@ -373,7 +376,7 @@ class RunWorker:
                         self._on_work(self.run, True)
                     settled = True
                     compile_other_forms()
-                self._set_status("paused" if self._paused else "done")
+                self._set_status(idle_status)
             with self._cond:
                 while not self._pending() and not self._wants_steps():
                     self._waiting = True

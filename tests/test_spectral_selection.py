@@ -68,9 +68,14 @@ def test_the_grid_shrinks_for_large_problems():
     assert [c["hadamard_power"] for c in full[:6]] == [1.0] * 6  # one power at a time
     assert len(selection.candidate_grid(["beta"], 10)) == len(selection.BETAS)
     joint = selection.candidate_grid(["gamma", "hadamard_power", "beta"], 50, True)
-    assert len(joint) == 18 * len(selection.SEMI_SUPERVISED_BETAS)
-    assert {c["beta"] for c in joint} == set(selection.SEMI_SUPERVISED_BETAS) and 0.0 in {
-        c["beta"] for c in joint}
+    twin = [c for c in joint if c["gamma"] == 0]
+    assert len(joint) == 18 * len(selection.SEMI_SUPERVISED_BETAS) + len(twin)
+    assert {c["beta"] for c in joint if c["gamma"] > 0} == set(selection.SEMI_SUPERVISED_BETAS)
+    # the supervised twin: every beta SELF tries, and LFDA's 0, at one Hadamard power
+    assert [c["beta"] for c in twin] == [0.0, *selection.BETAS]
+    assert {c["hadamard_power"] for c in twin} == {1.0}
+    fixed_beta = selection.candidate_grid(["gamma", "hadamard_power"], 50, True)
+    assert [c for c in fixed_beta if c["gamma"] == 0] == [dict(hadamard_power=1.0, gamma=0.0)]
 
 
     assert 0.0 in {c["beta"] for c in selection.candidate_grid(["beta"], 50, True)}
@@ -135,6 +140,45 @@ def test_few_labels_in_many_dimensions_choose_shrinkage():
             margins = selection.one_nn_margins(model.embedding_, y, np.asarray(labelled), hidden)
             return np.mean(margins > 0)
         assert accuracy(auto) > accuracy(plain) + 0.1, (accuracy(auto), accuracy(plain))
+
+
+def test_ss_lfda_without_its_neighbourhood_cost_is_self(two_moons_like):
+    X, _, partial = two_moons_like
+    for beta in (0.0, 0.3):
+        np.testing.assert_allclose(SSLFDA(gamma=0.0, beta=beta).fit_transform(X, partial),
+                                   SELF(beta=beta).fit_transform(X, partial), atol=1e-10)
+
+
+def test_ss_lfda_drops_a_misleading_neighbourhood_cost_as_self_does():
+    """Faces under 64 lights: the nearest faces share the light, not the person,
+    so the neighbourhood cost pulls people together. The labels choose gamma = 0
+    (the supervised twin, SELF), and SS-LFDA is no worse than SELF on the
+    unlabelled faces (it was 14 points worse when gamma could not be 0)."""
+    data = load_shared("yaleb_extended")
+    people = data["y"] < 6
+    # 2 x 2 pixel means (16 x 16 images) keep the eigenproblems small
+    X = data["X"][people].reshape(-1, 16, 2, 16, 2).mean(axis=(2, 4)).reshape(-1, 256)
+    y = data["y"][people]
+    errors = {"SS-LFDA": [], "SELF": [], "LPP": []}
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        partial = np.full_like(y, -1)
+        for person in np.unique(y):
+            chosen = rng.choice(np.flatnonzero(y == person), 10, replace=False)
+            partial[chosen] = person
+        labelled, hidden = np.flatnonzero(partial >= 0), np.flatnonzero(partial < 0)
+
+        def error(model):
+            return np.mean(selection.one_nn_margins(model.embedding_, y, labelled, hidden) <= 0)
+        ss = SSLFDA(n_components=10, hadamard_power=1.0).fit(X, partial)
+        assert ss.selected_params_["gamma"] == 0.0, (seed, ss.selected_params_)
+        errors["SS-LFDA"].append(error(ss))
+        errors["SELF"].append(error(SELF(n_components=10).fit(X, partial)))
+        errors["LPP"].append(error(LPP(n_components=10).fit(X)))
+    mean = {name: np.mean(values) for name, values in errors.items()}
+    print(mean)
+    assert mean["SS-LFDA"] <= mean["SELF"] + 0.01
+    assert mean["SS-LFDA"] < mean["LPP"] - 0.1
 
 
 def test_self_and_lpp_choose_their_own_parameter(two_moons_like):

@@ -108,9 +108,10 @@ class SpectralSSDR(EmbeddingEstimator):
         gamma = 1 makes the two costs weigh the input distances equally,
         sum abs(C^l_ij) ||x_i - x_j||^2 = sum w C^u_ij ||x_i - x_j||^2. Live.
         "auto": chosen by cross-validation on the labelled points (see
-        :mod:`nbembed.spectral.selection`) from 0.01 to 1000, with r (and
-        beta when it is "auto"); 1 when fewer than three points of any class
-        are labelled, or without a label or neighbourhood cost.
+        :mod:`nbembed.spectral.selection`) from 0 (the label cost alone) and
+        0.01 to 1000, with r (and beta when it is "auto"); 1 when fewer than
+        three points of any class are labelled, or without a label or
+        neighbourhood cost.
     hadamard_power : float or "auto", default="auto"
         r >= 0: C^u is replaced by its element-wise power (C^u)^(o r). r > 1
         strengthens strong links relative to weak ones (LPP* in the paper);

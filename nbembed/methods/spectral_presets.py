@@ -64,7 +64,9 @@ class SSLFDA(_SemiSupervisedPreset):
     between-class scatter) plus gamma times the neighbourhood cost of all
     points. Parameters as in :class:`SpectralSSDR`, except that ``beta``
     (SELF's shrinkage toward PCA) defaults to "auto": chosen with gamma and r
-    from {0, 0.01, 0.1, 0.5}.
+    from {0, 0.01, 0.1, 0.5}. The candidates include gamma = 0 with SELF's
+    beta values, where SS-LFDA is SELF: the labels decide whether the
+    neighbourhoods of all points help.
 
     Examples
     --------

@@ -18,6 +18,10 @@ and beta on one grid. beta shrinks the label cost toward PCA as in SELF, and
 how much shrinkage a learner needs depends on gamma: the neighbourhood cost
 regularizes too, and with the relative gamma the cost's scale grows with it.
 Its beta candidates, :data:`SEMI_SUPERVISED_BETAS`, include 0 (no shrinkage).
+Its grid also holds its supervised twin, gamma = 0 (the label cost alone, which
+with beta is SELF) at every beta SELF tries, so that the labels can choose to
+drop the neighbourhood cost where it hurts: on faces under many lights the
+nearest neighbours share the light, not the person.
 
 The rule was compared with others on the shared benchmark sets; see
 docs/spectral.md.
@@ -40,6 +44,9 @@ BETAS = (0.1, 0.3, 0.5, 0.7, 0.9)
 #: scale up to an even mix. A little shrinkage goes a long way: with 100 BCI
 #: labels SS-LFDA mostly chooses 0.01 with a small gamma.
 SEMI_SUPERVISED_BETAS = (0.0, 0.01, 0.1, 0.5)
+#: beta for the supervised twin (gamma = 0) of a semi-supervised learner: LFDA
+#: and SELF's candidates.
+SUPERVISED_TWIN_BETAS = (0.0,) + BETAS
 #: Smaller grids where one solve is expensive (the KPCA trick on many points).
 SMALL_GAMMAS = (0.1, 1.0, 10.0)
 SMALL_POWERS = (1.0, 4.0)
@@ -82,7 +89,10 @@ def candidate_grid(names, n_coordinates, semi_supervised=False):
     list of dict
         Ordered so that candidates sharing a Hadamard power are adjacent.
         beta takes :data:`SEMI_SUPERVISED_BETAS` (0 included) for a
-        semi-supervised learner, :data:`BETAS` otherwise.
+        semi-supervised learner, :data:`BETAS` otherwise. When gamma is
+        chosen for a semi-supervised learner, the supervised twin (gamma = 0,
+        beta in :data:`SUPERVISED_TWIN_BETAS`, the Hadamard power at its
+        default since it then acts on nothing) comes last.
     """
     names = set(names)
     small = n_coordinates > SMALL_GRID_ABOVE
@@ -90,8 +100,14 @@ def candidate_grid(names, n_coordinates, semi_supervised=False):
                   gamma=SMALL_GAMMAS if small else GAMMAS,
                   beta=SEMI_SUPERVISED_BETAS if semi_supervised else BETAS)
     ordered = [name for name in ("hadamard_power", "gamma", "beta") if name in names]
-    return [dict(zip(ordered, combo))
+    grid = [dict(zip(ordered, combo))
             for combo in itertools.product(*(values[name] for name in ordered))]
+    if semi_supervised and "gamma" in names:
+        twin = dict(hadamard_power=(DEFAULTS["hadamard_power"],), gamma=(0.0,),
+                    beta=SUPERVISED_TWIN_BETAS)
+        grid += [dict(zip(ordered, combo))
+                 for combo in itertools.product(*(twin[name] for name in ordered))]
+    return grid
 
 
 def fallback(names, semi_supervised=False):

@@ -243,6 +243,38 @@ def test_float32_gradient_is_close(rng, alpha, sparse):
     assert z == pytest.approx(H.sum(), rel=1e-5)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_symmetric_sum_equals_scipys_a_plus_its_transpose(rng, index_dtype):
+    """A + A^T without a transposed copy: the same structure and bits as SciPy's,
+    with rows unsorted on input, empty rows, diagonal entries, mirrored and
+    one-sided pairs, and duplicates (summed first)."""
+    from nbembed.affinity.perplexity import symmetrize
+
+    n, k = 40, 6
+    rows = np.repeat(np.arange(n), k)
+    cols = np.concatenate([rng.choice(n, k, replace=False) for _ in range(n)])
+    cols[::17] = rows[::17]                       # some diagonal entries
+    cols[5] = cols[4]                             # a duplicate in row 0
+    keep = rows != 7                              # an empty row
+    A = sp.coo_matrix((rng.random(keep.sum()), (rows[keep], cols[keep])), shape=(n, n))
+    A = sp.csr_matrix(A)                          # sums the duplicate
+    for i in range(n):                            # unsort each row's entries
+        span = slice(A.indptr[i], A.indptr[i + 1])
+        shuffled = rng.permutation(A.indptr[i + 1] - A.indptr[i])
+        A.indices[span], A.data[span] = A.indices[span][shuffled], A.data[span][shuffled]
+    A.has_sorted_indices = False
+    A.indptr, A.indices = A.indptr.astype(index_dtype), A.indices.astype(index_dtype)
+    expected = sp.csr_matrix(A + A.T)
+    expected.sum_duplicates()
+    expected.data /= expected.data.sum()
+    ours = symmetrize(A.copy())
+    assert ours.has_sorted_indices
+    np.testing.assert_array_equal(ours.indptr, expected.indptr)
+    np.testing.assert_array_equal(ours.indices, expected.indices)
+    np.testing.assert_array_equal(ours.data, expected.data)
+    assert 0 < (A.multiply(A.T) != 0).nnz < A.nnz    # mirrored and one-sided pairs both
+
+
 def test_is_symmetric_csr_agrees_with_the_transpose(rng):
     from nbembed._kernels.csr import is_symmetric_csr
 

@@ -33,9 +33,10 @@ def test_permute_csr_matches_scipy(rng):
     order = rng.permutation(60)
     indptr, indices, data = locality.permute_csr(P.indptr, P.indices, P.data, order)
     assert indptr.dtype == P.indptr.dtype and indices.dtype == P.indices.dtype
+    assert data.dtype == np.float32
     ours = sp.csr_matrix((data, indices, indptr), shape=P.shape)
     expected = P[order][:, order]
-    np.testing.assert_array_equal(ours.toarray(), expected.toarray())
+    np.testing.assert_array_equal(ours.toarray(), expected.toarray().astype(np.float32))
 
 
 @pytest.mark.parametrize("repulsion", ["barnes-hut", "fft"])
@@ -65,3 +66,30 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
     np.testing.assert_allclose(grads[1][0], grads[0][0], rtol=1e-6,
                                atol=1e-7 * np.abs(grads[0][0]).max())
     np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-6)
+
+
+def test_a_run_in_the_local_order_keeps_no_single_precision_copy_in_the_data_order(
+        monkeypatch):
+    """Besides P~ (float64: the cost, the must-links) a large run holds only its
+    locally ordered float32 copy; a small one reads a float32 copy in the data's
+    order instead."""
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    params = dict(affinity="knn", repulsion="fft", dtype="float32", max_iter=60,
+                  early_exaggeration_iter=20, random_state=0)
+    small = HSSNE(**params).prepare(X)
+    small.step(5)
+    assert small.objective._local is None and small.objective._P_single is not None
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)
+    large = HSSNE(**params).prepare(X)
+    large.run()
+    assert large.objective._local is not None and large.objective._P_single is None
+    assert large.objective._local.data.dtype == np.float32
+
+
+def test_the_sum_of_p_log_p_in_pieces_is_the_whole_sum(monkeypatch):
+    P = sp.random(300, 300, density=0.1, random_state=0, format="csr")
+    P.data[::7] = 0.0  # stored zeros count as 0 log 0 = 0
+    positive = P.data[P.data > 0]
+    whole = float(np.sum(positive * np.log(positive)))
+    monkeypatch.setattr(hssne_module, "P_LOG_P_PIECE", 100)
+    assert hssne_module._p_log_p(P) == pytest.approx(whole, rel=1e-12)

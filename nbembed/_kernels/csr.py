@@ -1,10 +1,10 @@
 """Kernels on sparse matrices in CSR form: a symmetry check that needs no copy,
-and mixing a sparse matrix into a dense one."""
+A + A^T without a transposed copy, and mixing a sparse matrix into a dense one."""
 
 import numpy as np
 from numba import njit, prange
 
-from .._config import JIT_PARALLEL
+from .._config import JIT, JIT_PARALLEL
 
 
 @njit(**JIT_PARALLEL)
@@ -27,6 +27,97 @@ def is_symmetric_csr(indptr, indices, data):
                 asymmetric[i] = True
                 break
     return not asymmetric.any()
+
+
+@njit(**JIT)
+def transposed_entries(indptr, indices):
+    """The rows of A^T as lists of A's entries (i, j), by j: (indptr, rows,
+    positions) in CSR form, with i and where A stores the entry; each list in
+    the order of i. A is square, given by its CSR structure."""
+    n = indptr.shape[0] - 1
+    t_indptr = np.zeros(n + 1, dtype=np.int64)
+    for t in range(indices.shape[0]):
+        t_indptr[indices[t] + 1] += 1
+    for i in range(n):
+        t_indptr[i + 1] += t_indptr[i]
+    fill = t_indptr[:-1].copy()
+    rows = np.empty(indices.shape[0], dtype=indices.dtype)
+    positions = np.empty(indices.shape[0], dtype=indptr.dtype)
+    for i in range(n):
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            rows[fill[j]] = i
+            positions[fill[j]] = t
+            fill[j] += 1
+    return t_indptr, rows, positions
+
+
+@njit(**JIT_PARALLEL)
+def mirror_positions(indptr, indices, t_indptr, t_rows, t_positions):
+    """For the square CSR matrix A (rows' column indices sorted, no duplicates)
+    and its transpose (:func:`transposed_entries`): where A stores the mirror
+    (j, i) of each stored (i, j), or -1, and the row lengths of A + A^T."""
+    n = indptr.shape[0] - 1
+    mirror = np.empty(indices.shape[0], dtype=indptr.dtype)
+    lengths = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        b, b_stop = t_indptr[i], t_indptr[i + 1]
+        both = 0
+        for a in range(indptr[i], indptr[i + 1]):
+            while b < b_stop and t_rows[b] < indices[a]:
+                b += 1
+            if b < b_stop and t_rows[b] == indices[a]:
+                mirror[a] = t_positions[b]
+                both += 1
+            else:
+                mirror[a] = -1
+        lengths[i] = indptr[i + 1] - indptr[i] + b_stop - t_indptr[i] - both
+    return mirror, lengths
+
+
+@njit(**JIT_PARALLEL)
+def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_data):
+    """A + A^T into the CSR arrays ``out_*`` (``out_indptr`` from the lengths of
+    :func:`mirror_positions`, ``mirror`` its positions), rows' column indices
+    sorted.
+
+    Each entry is a_ij + a_ji (a_ij alone where (j, i) is not stored), the
+    same bits as SciPy's ``A + A.T``.
+    """
+    n = indptr.shape[0] - 1
+    # The entries without a mirror go to the end of their row of the sum, in
+    # the order of the rows they come from (so sorted), ...
+    fill = np.empty(n, dtype=out_indptr.dtype)
+    for i in prange(n):
+        fill[i] = out_indptr[i] + indptr[i + 1] - indptr[i]
+    for i in range(n):  # scattered writes: one thread
+        for t in range(indptr[i], indptr[i + 1]):
+            if mirror[t] < 0:
+                j = indices[t]
+                out_indices[fill[j]] = i
+                out_data[fill[j]] = data[t]
+                fill[j] += 1
+    # ... and each row merges A's row into the front. The write position never
+    # passes the read position of the end part: it is behind by the A entries
+    # still to place.
+    for i in prange(n):
+        a, a_stop = indptr[i], indptr[i + 1]
+        b, b_stop = out_indptr[i] + a_stop - a, out_indptr[i + 1]
+        o = out_indptr[i]
+        while a < a_stop:
+            j = indices[a]
+            if b < b_stop and out_indices[b] < j:
+                out_indices[o] = out_indices[b]
+                out_data[o] = out_data[b]
+                b += 1
+            else:
+                value = data[a]
+                if mirror[a] >= 0:
+                    value += data[mirror[a]]
+                out_indices[o] = j
+                out_data[o] = value
+                a += 1
+            o += 1
 
 
 #: No fused multiply-add in the mixing kernels: each entry gets the same bits as NumPy's.

@@ -38,8 +38,11 @@ def permute_csr(indptr, indices, data, order):
 
     Returns
     -------
-    indptr, indices, data : ndarray
+    indptr, indices : ndarray
         Same dtypes as given.
+    data : ndarray of float32
+        In single precision, what the gradient kernels read; cast while copied, so
+        that no single-precision copy of the whole of ``data`` is made first.
     """
     n = order.size
     inverse = np.empty(n, dtype=indices.dtype)
@@ -49,7 +52,7 @@ def permute_csr(indptr, indices, data, order):
     for k in range(n):
         new_indptr[k + 1] = new_indptr[k] + indptr[order[k] + 1] - indptr[order[k]]
     new_indices = np.empty_like(indices)
-    new_data = np.empty_like(data)
+    new_data = np.empty(data.size, dtype=np.float32)
     for k in prange(n):
         src = indptr[order[k]]
         dst = new_indptr[k]

@@ -69,7 +69,8 @@ import scipy.sparse as sp
 
 from .. import _config
 from .._distances import pairwise_distances
-from .._kernels.csr import is_symmetric_csr
+from .._kernels.csr import is_symmetric_csr, mirror_positions, symmetric_sum, \
+    transposed_entries
 from .._kernels.perplexity import TIE_RTOL
 from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
 from .._nearest_reference import ReferenceRows
@@ -404,17 +405,35 @@ def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean"
 
 
 def symmetrize(P):
-    """(P + P^T) / sum, keeping the format (dense or CSR)."""
-    S = P + P.T
-    if sp.issparse(S):
-        S = sp.csr_matrix(S)
-        S.data /= S.data.sum()
-        # After the division: a conditional probability that is subnormal (a far
-        # neighbour of a tight cluster) rounds to zero in it.
-        S.eliminate_zeros()
-        S.sort_indices()
+    """(P + P^T) / sum, keeping the format (dense or CSR; CSR with sorted indices).
+
+    A sparse P is put in canonical form in place (indices sorted, duplicates
+    summed); the sum holds no transposed copy of it (at 10^6 points with 90
+    neighbours, 1 GB less at the peak of a fit).
+    """
+    if not sp.issparse(P):
+        S = P + P.T
+        S /= S.sum()
         return S
-    S /= S.sum()
+    P = sp.csr_matrix(P)
+    P.sum_duplicates()
+    with _config.KERNEL_LOCK:
+        mirror, lengths = mirror_positions(P.indptr, P.indices,
+                                           *transposed_entries(P.indptr, P.indices))
+        nnz = int(lengths.sum())
+        index_dtype = np.int32 if max(nnz, P.shape[0]) < 2**31 else np.int64
+        indptr = np.zeros(P.shape[0] + 1, dtype=index_dtype)
+        np.cumsum(lengths, out=indptr[1:])
+        del lengths
+        indices, data = np.empty(nnz, dtype=index_dtype), np.empty(nnz)
+        symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data)
+    del mirror
+    S = sp.csr_matrix((data, indices, indptr), shape=P.shape)
+    S.has_sorted_indices = True
+    S.data /= S.data.sum()
+    # After the division: a conditional probability that is subnormal (a far
+    # neighbour of a tight cluster) rounds to zero in it.
+    S.eliminate_zeros()
     return S
 
 

@@ -94,6 +94,9 @@ def adaptive_grid_spacing(extent, n, min_nodes):
 LOCAL_ORDER_MIN_N = 50_000
 REORDER_EVERY = 50
 
+#: Entries of P summed at a time by the sparse cost's sum of p log p.
+P_LOG_P_PIECE = 1 << 20
+
 
 def resolve_repulsion(repulsion, n, n_components, sparse_affinities=False, warn=True):
     """The repulsion "auto" stands for, or an error for a combination that cannot work.
@@ -137,11 +140,17 @@ class LocalOrder(NamedTuple):
 
 def _p_log_p(P):
     """sum p log p over the entries of P, with 0 log 0 = 0."""
-    if sp.issparse(P):
+    if not sp.issparse(P):
+        return kernels.dense_p_log_p(P)
+    # In pieces: the temporaries of the whole would be three times P's values
+    # (3.6 GB at 10^6 points), more than the run holds otherwise.
+    total = 0.0
+    for start in range(0, P.data.size, P_LOG_P_PIECE):
+        data = P.data[start:start + P_LOG_P_PIECE]
         # Stored entries can be zero: affinities that underflowed, or links taken away.
-        data = P.data[P.data > 0]
-        return float(np.sum(data * np.log(data)))
-    return kernels.dense_p_log_p(P)
+        data = data[data > 0]
+        total += float(np.sum(data * np.log(data)))
+    return total
 
 
 class HSSNEObjective(Objective):
@@ -220,11 +229,7 @@ class HSSNEObjective(Objective):
             # The approximate paths sum the attraction over stored entries only.
             self.P_mixed = sp.csr_matrix(self.P_mixed)
         self._p_log_p = None  # computed with the next cost: P~ may change again first
-        # The gradient kernels run in self.dtype; the cost always in float64.
-        if self.dtype is np.float64:
-            self._P_kernel = self.P_mixed
-        else:
-            self._P_kernel = self.P_mixed.astype(self.dtype)
+        self._P_single = None  # made when first needed: large runs use the local order's
         self._local = None
 
     def set_annotations(self, annotations=None, y=None):
@@ -321,26 +326,37 @@ class HSSNEObjective(Objective):
             local = self._local = None  # the old copy goes before the new one is made
             self._local = local = LocalOrder(
                 order, self.iteration,
-                *permute_csr(P.indptr, P.indices, P.data.astype(np.float32), order))
+                *permute_csr(P.indptr, P.indices, P.data, order))
         return local
 
-    def _kernel_inputs(self, Yt):
-        """(P, alpha, dtype): what the gradient kernels take at Yt.
+    def _kernel_precision(self, Yt):
+        """(alpha, dtype): the precision the gradient kernels run in at Yt.
 
-        In single precision unless the run is float64 or Yt is so wide that
+        Single precision unless the run is float64 or Yt is so wide that
         squared distances would overflow float32 and every force vanish (a
         blown-apart embedding would look like a still one).
         """
         if self.dtype is np.float64 or not np.all(np.abs(Yt) < SINGLE_MAX_COORDINATE):
-            return self.P_mixed, float(self.alpha), np.float64
-        return self._P_kernel, self.dtype(self.alpha), self.dtype
+            return float(self.alpha), np.float64
+        return self.dtype(self.alpha), self.dtype
+
+    def _P_in(self, dtype):
+        """P~ in ``dtype`` (the cost is always float64). The single-precision copy
+        is made on first use: a large approximate run never needs it, as its
+        gradient reads P~ from the local order's copy."""
+        if dtype is np.float64:
+            return self.P_mixed
+        if self._P_single is None:
+            self._P_single = self.P_mixed.astype(dtype)
+        return self._P_single
 
     def gradient(self, Yt, grad, exaggeration=1.0):
         """The gradient into ``grad``; returns A_i = sum_j P~_ij S_ij, the scale
         of the fixed-point update."""
-        P, alpha, dtype = self._kernel_inputs(Yt)
+        alpha, dtype = self._kernel_precision(Yt)
         if self.repulsion != "exact":
-            return self._approximate_gradient(Yt, P, alpha, dtype, exaggeration, grad)
+            return self._approximate_gradient(Yt, alpha, dtype, exaggeration, grad)
+        P = self._P_in(dtype)
         Yk = Yt.astype(dtype, copy=False)
         if sp.issparse(P):
             _, a_rowsum = kernels.hssne_sparse(Yk, P.indptr, P.indices, P.data, alpha,
@@ -349,21 +365,22 @@ class HSSNEObjective(Objective):
             _, a_rowsum = kernels.hssne_dense(Yk, P, alpha, exaggeration, grad)
         return a_rowsum
 
-    def _in_local_order(self, Yt, P, renew=False):
-        """(Yl, indptr, indices, data, order): the embedding and P's CSR arrays in
-        the spatial order when there is one; else Yt and ``P`` as they are, with
-        order None."""
+    def _in_local_order(self, Yt, dtype, renew=False):
+        """(Yl, indptr, indices, data, order): the embedding and P~'s CSR arrays in
+        the spatial order when there is one (its copy of P~ is float32); else Yt
+        and P~ in ``dtype``, with order None."""
         local = self._local_order(Yt, renew)
         if local is None:
+            P = self._P_in(dtype)
             return Yt, P.indptr, P.indices, P.data, None
         return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
                 local.data, local.order)
 
-    def _approximate_gradient(self, Yt, P, alpha, dtype, exaggeration, grad):
-        """Attraction over the stored entries of P (in ``dtype``), repulsion
+    def _approximate_gradient(self, Yt, alpha, dtype, exaggeration, grad):
+        """Attraction over the stored entries of P~ (in ``dtype``), repulsion
         approximate (in float64); in the spatial order when there is one, the
         results put back in the data's."""
-        Yl, indptr, indices, data, order = self._in_local_order(Yt, P, renew=True)
+        Yl, indptr, indices, data, order = self._in_local_order(Yt, dtype, renew=True)
         attraction = np.empty(Yl.shape[::-1])
         a_rowsum = kernels.hssne_attraction(Yl.astype(dtype, copy=False), indptr, indices,
                                             data, alpha, attraction)
@@ -387,7 +404,7 @@ class HSSNEObjective(Objective):
         early exaggeration multiplies and the normalizer's."""
         if self.repulsion != "exact":
             # P_mixed is sparse on the approximate paths.
-            Yl, indptr, indices, data, _ = self._in_local_order(Yt, self.P_mixed)
+            Yl, indptr, indices, data, _ = self._in_local_order(Yt, np.float64)
             z = self._repulsion_at(Yl)[0]
             p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:

@@ -259,18 +259,24 @@ def self_terms(weights, local_kernels):
     return out
 
 
-def _kernel_spectra(M, spacing, alpha, dtype, workers, cache):
-    """The circulant grids of H and H S (float64) and their FFTs (in ``dtype``),
-    reused from ``cache`` when the grid, the kernel and the precision are unchanged."""
-    key = (M, spacing, float(alpha), np.dtype(dtype).name)
+def _kernel_spectra(M, spacing, alpha, dtype, workers, cache, n_nodes=1):
+    """The corners (2, n_nodes, n_nodes) of the circulant grids of H and H S
+    (float64: the kernel between nodes up to a box apart) and the grids' FFTs
+    (in ``dtype``), reused from ``cache`` when the grid, the kernel and the
+    precision are unchanged. Only the corners are kept of the grids themselves:
+    as the embedding spreads the grids grow (2 x 2M x 2M values)."""
+    key = (M, spacing, float(alpha), np.dtype(dtype).name, n_nodes)
     if cache is not None and cache.get("key") == key:
-        return cache["grids"], cache["spectra"]
-    grids = kernel_grids(M, spacing, float(alpha), True)
-    spectra = scipy.fft.rfft2(grids.astype(dtype), workers=workers)
+        return cache["corners"], cache["spectra"]
     if cache is not None:
-        cache.clear()
-        cache.update(key=key, grids=grids, spectra=spectra)
-    return grids, spectra
+        cache.clear()  # the old spectra go before the new ones are made
+    grids = kernel_grids(M, spacing, float(alpha), True)
+    corners = np.ascontiguousarray(grids[:, :n_nodes, :n_nodes])
+    spectra = scipy.fft.rfft2(grids.astype(dtype), workers=workers)
+    del grids
+    if cache is not None:
+        cache.update(key=key, corners=corners, spectra=spectra)
+    return corners, spectra
 
 
 def _charge_spectra(grid, workers):
@@ -348,10 +354,9 @@ class Grid:
         #: The middle of the grid: charges measured from here keep the sums small.
         self.center = lo + 0.5 * self.n_boxes * h
         self.box, self.weights = interpolation_weights(Yt, lo, h, self.n_boxes, n_nodes)
-        kernel_grids_, self.spectra = _kernel_spectra(self.M, h / n_nodes, alpha, self.dtype,
-                                                      self.workers, cache)
-        self.own = self_terms(self.weights,
-                              np.ascontiguousarray(kernel_grids_[:, :n_nodes, :n_nodes]))
+        corners, self.spectra = _kernel_spectra(self.M, h / n_nodes, alpha, self.dtype,
+                                                self.workers, cache, n_nodes)
+        self.own = self_terms(self.weights, corners)
 
     def sums(self, charges, pairs, total=None):
         """Kernel sums over all other points.

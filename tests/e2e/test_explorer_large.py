@@ -13,6 +13,11 @@ from .test_explorer_browser import CENTER, ROOT, click, set_mode, wait_annotatio
 
 N_LARGE = 200_000
 
+#: The first run compiles the kernels of the large-map path (grid repulsion,
+#: spatial order) unless an earlier one cached them: a minute on an idle two-core
+#: machine, several while other tests run beside it.
+FIRST_ITERATION_TIMEOUT_S = 600.0
+
 CELLS = [f"""
 from sklearn.datasets import make_blobs
 from nbembed import HSSNE
@@ -32,6 +37,8 @@ def test_a_large_map_streams_and_a_large_lasso_labels_it(lab):
                      what=f"the Explorer to render with data-n = {N_LARGE}")
         nb.wait_attr(ROOT, "data-frame", "(v) => Number(v) >= 1",
                      what="the first map drawn")
+        nb.wait_attr(ROOT, "data-iteration", "(v) => Number(v) >= 1",
+                     what="the run's first iteration drawn", timeout=FIRST_ITERATION_TIMEOUT_S)
         # Every frame the kernel sends is an iteration the page can show.
         nb.wait_attr(ROOT, "data-iteration", "(v) => Number(v) >= 3",
                      what="frames of iterations 1-3 drawn")

@@ -275,6 +275,35 @@ def test_symmetric_sum_equals_scipys_a_plus_its_transpose(rng, index_dtype):
     assert 0 < (A.multiply(A.T) != 0).nnz < A.nnz    # mirrored and one-sided pairs both
 
 
+def test_symmetric_sum_in_single_precision_rounds_the_double_one_once(rng):
+    """Stored in float32, each joint probability is the float64 one rounded (at
+    most one unit in the last place apart, from the normalizer), and values
+    below float32's normal range are dropped, not kept as subnormals."""
+    from nbembed.affinity.perplexity import symmetrize
+
+    n, k = 200, 8
+    rows = np.repeat(np.arange(n), k)
+    cols = np.concatenate([rng.choice(np.delete(np.arange(n), i), k, replace=False)
+                           for i in range(n)])
+    values = rng.random(n * k)
+    values[::50] = 1e-45                         # far neighbours: subnormal in float32
+    P = sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+    double = symmetrize(P.copy())
+    single = symmetrize(P.copy(), np.float32)
+    assert single.dtype == np.float32 and single.has_sorted_indices
+    assert np.all(single.data >= np.finfo(np.float32).tiny)
+    tiny = double.data < np.finfo(np.float32).tiny
+    assert tiny.any()
+    kept = sp.csr_matrix((np.where(tiny, 0.0, double.data), double.indices, double.indptr),
+                         shape=(n, n))
+    kept.eliminate_zeros()
+    np.testing.assert_array_equal(single.indptr, kept.indptr)
+    np.testing.assert_array_equal(single.indices, kept.indices)
+    ulp = np.spacing(kept.data.astype(np.float32))
+    assert np.all(np.abs(single.data - kept.data) <= ulp)
+    assert single.data.sum(dtype=np.float64) == pytest.approx(1.0, rel=1e-6)
+
+
 def test_is_symmetric_csr_agrees_with_the_transpose(rng):
     from nbembed._kernels.csr import is_symmetric_csr
 

@@ -70,20 +70,27 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
 
 def test_a_run_in_the_local_order_keeps_no_single_precision_copy_in_the_data_order(
         monkeypatch):
-    """Besides P~ (float64: the cost, the must-links) a large run holds only its
-    locally ordered float32 copy; a small one reads a float32 copy in the data's
-    order instead."""
+    """A large run with float32 kernels stores P~ in single precision and holds
+    besides it only its locally ordered copy; a small one keeps P~ in float64
+    (the cost) and reads a float32 copy in the data's order."""
     X = np.random.default_rng(0).normal(size=(700, 6))
     params = dict(affinity="knn", repulsion="fft", dtype="float32", max_iter=60,
                   early_exaggeration_iter=20, random_state=0)
     small = HSSNE(**params).prepare(X)
     small.step(5)
-    assert small.objective._local is None and small.objective._P_single is not None
+    assert small.objective.P.dtype == np.float64
+    assert small.objective._local is None and small.objective._P_cast.dtype == np.float32
     monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)
     large = HSSNE(**params).prepare(X)
     large.run()
-    assert large.objective._local is not None and large.objective._P_single is None
+    assert large.objective.P.dtype == np.float32
+    assert large.objective._local is not None and large.objective._P_cast is None
     assert large.objective._local.data.dtype == np.float32
+    # The same P~, rounded once to single precision.
+    np.testing.assert_array_equal(large.objective.P.indices, small.objective.P.indices)
+    np.testing.assert_allclose(large.objective.P.data, small.objective.P.data, rtol=6e-8)
+    # Kernels in float64 keep P~ in float64 whatever the size.
+    assert HSSNE(**dict(params, dtype="float64")).prepare(X).objective.P.dtype == np.float64
 
 
 def test_the_sum_of_p_log_p_in_pieces_is_the_whole_sum(monkeypatch):

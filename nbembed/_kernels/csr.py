@@ -75,14 +75,24 @@ def mirror_positions(indptr, indices, t_indptr, t_rows, t_positions):
     return mirror, lengths
 
 
-@njit(**JIT_PARALLEL)
-def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_data):
-    """A + A^T into the CSR arrays ``out_*`` (``out_indptr`` from the lengths of
-    :func:`mirror_positions`, ``mirror`` its positions), rows' column indices
-    sorted.
+@njit(**JIT)
+def _floored(value, floor):
+    """``value``, or 0 where its magnitude is below ``floor``."""
+    return 0.0 if abs(value) < floor else value
 
-    Each entry is a_ij + a_ji (a_ij alone where (j, i) is not stored), the
-    same bits as SciPy's ``A + A.T``.
+
+@njit(**JIT_PARALLEL)
+def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_data,
+                  scale=1.0, floor=0.0):
+    """``scale`` (A + A^T) into the CSR arrays ``out_*`` (``out_indptr`` from the
+    lengths of :func:`mirror_positions`, ``mirror`` its positions), rows' column
+    indices sorted.
+
+    Each entry is (a_ij + a_ji) scale (a_ij scale alone where (j, i) is not
+    stored), computed in ``data``'s precision and rounded once to
+    ``out_data``'s; with ``scale`` 1, the same bits as SciPy's ``A + A.T``.
+    Entries smaller than ``floor`` in magnitude are stored as 0 (the
+    subnormal range of a single-precision ``out_data``).
     """
     n = indptr.shape[0] - 1
     # The entries without a mirror go to the end of their row of the sum, in
@@ -95,7 +105,7 @@ def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_da
             if mirror[t] < 0:
                 j = indices[t]
                 out_indices[fill[j]] = i
-                out_data[fill[j]] = data[t]
+                out_data[fill[j]] = _floored(data[t] * scale, floor)
                 fill[j] += 1
     # ... and each row merges A's row into the front. The write position never
     # passes the read position of the end part: it is behind by the A entries
@@ -115,7 +125,7 @@ def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_da
                 if mirror[a] >= 0:
                     value += data[mirror[a]]
                 out_indices[o] = j
-                out_data[o] = value
+                out_data[o] = _floored(value * scale, floor)
                 a += 1
             o += 1
 

@@ -370,12 +370,14 @@ def _nearest_neighbors(X, k, metric):
 
 
 def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean",
-                        n_neighbors=None, neighbors="auto", random_state=None, timings=None):
+                        n_neighbors=None, neighbors="auto", random_state=None, timings=None,
+                        dtype=np.float64):
     """Symmetric joint P_ij = (p_{j|i} + p_{i|j}) / 2n summing to one.
 
     Parameters are those of :func:`conditional_probabilities`; ``timings``
     gets the check for repeated rows under "neighbors" and the symmetrization
-    under "calibration" too.
+    under "calibration" too. ``dtype`` is the precision of a CSR result's
+    values (see :func:`symmetrize`).
 
     Returns
     -------
@@ -401,10 +403,10 @@ def joint_probabilities(X, perplexity=30.0, *, method="auto", metric="euclidean"
                                      n_neighbors=n_neighbors, neighbors=neighbors,
                                      random_state=random_state, timings=timings)
     with timed(timings, "calibration"):
-        return symmetrize(P)
+        return symmetrize(P, dtype)
 
 
-def symmetrize(P):
+def symmetrize(P, dtype=np.float64):
     """(P + P^T) / sum, keeping the format (dense or CSR; CSR with sorted indices).
 
     A CSR P is put in canonical form in place (indices sorted, duplicates
@@ -412,6 +414,11 @@ def symmetrize(P):
     transposed copy of P, only its structure, which is let go before the sum is
     allocated (at 10^6 points with 90 neighbours, about 0.6 GB less at the
     peak of a fit).
+
+    ``dtype`` (CSR only) is the precision of the stored values: with float32,
+    each value is computed in P's precision and rounded once (the normalizer
+    is twice the sum of P), and values below float32's normal range are
+    dropped. Dense results are float64.
     """
     if not sp.issparse(P):
         S = P + P.T
@@ -419,6 +426,7 @@ def symmetrize(P):
         return S
     P = sp.csr_matrix(P)
     P.sum_duplicates()
+    single = np.dtype(dtype) == np.float32
     with _config.KERNEL_LOCK:
         mirror, lengths = mirror_positions(P.indptr, P.indices,
                                            *transposed_entries(P.indptr, P.indices))
@@ -427,12 +435,18 @@ def symmetrize(P):
         indptr = np.zeros(P.shape[0] + 1, dtype=index_dtype)
         np.cumsum(lengths, out=indptr[1:])
         del lengths
-        indices, data = np.empty(nnz, dtype=index_dtype), np.empty(nnz)
-        symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data)
+        indices = np.empty(nnz, dtype=index_dtype)
+        data = np.empty(nnz, dtype=np.float32 if single else np.float64)
+        if single:
+            symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data,
+                          0.5 / float(P.data.sum()), float(np.finfo(np.float32).tiny))
+        else:
+            symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data)
     del mirror
     S = sp.csr_matrix((data, indices, indptr), shape=P.shape)
     S.has_sorted_indices = True
-    S.data /= S.data.sum()
+    if not single:
+        S.data /= S.data.sum()
     # After the division: a conditional probability that is subnormal (a far
     # neighbour of a tight cluster) rounds to zero in it.
     S.eliminate_zeros()

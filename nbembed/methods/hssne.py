@@ -17,7 +17,8 @@ from ..affinity import joint_probabilities, must_links_from
 from ..affinity.constraints import MIXINGS
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..affinity.perplexity import NEIGHBORS, normalize_affinities
-from ..objectives.hssne import ALPHA, REPULSIONS, RHO, HSSNEObjective, resolve_repulsion
+from ..objectives.hssne import ALPHA, REPULSIONS, RHO, HSSNEObjective, affinity_dtype, \
+    resolve_repulsion
 from ..optim import EmbeddingRun
 from ..optim.timings import timed
 from ._base import EmbeddingEstimator, check_common_params, enable_verbose_logging, \
@@ -269,7 +270,8 @@ class HSSNE(EmbeddingEstimator):
     history_ : list of dict
         Cost and diagnostics recorded during the run.
     affinities_ : ndarray or scipy.sparse.csr_matrix
-        The input P (before mixing in must-links).
+        The input P (before mixing in must-links); float64, or float32 from
+        50 000 points on with float32 kernels (what the gradient reads there).
     rho_ : float
         The must-link weight used (``rho``, or what "auto" chose).
     rho_candidates_, rho_cv_errors_ : ndarray or None
@@ -387,6 +389,8 @@ class HSSNE(EmbeddingEstimator):
             enable_verbose_logging()
         self.rho_candidates_ = self.rho_cv_errors_ = None
 
+        if dtype == "auto":
+            dtype = "float32" if n >= SINGLE_PRECISION_MIN_N else "float64"
         timings = dict(neighbors=0.0)  # stays 0 with precomputed affinities: no search
         if precomputed_affinity:
             with timed(timings, "calibration"):
@@ -394,7 +398,8 @@ class HSSNE(EmbeddingEstimator):
         else:
             P = joint_probabilities(X, self.perplexity, method=self.affinity,
                                     metric=self.metric, neighbors=self.neighbors,
-                                    random_state=self.random_state, timings=timings)
+                                    random_state=self.random_state, timings=timings,
+                                    dtype=affinity_dtype(n, dtype))
         with timed(timings, "calibration"):
             links = must_links_from(y, annotations, n)
         with timed(timings, "initialization"):
@@ -402,8 +407,6 @@ class HSSNE(EmbeddingEstimator):
                                       self.random_state, metric=self.metric,
                                       precomputed_affinity=precomputed_affinity)
         self.n_features_in_ = X.shape[1]
-        if dtype == "auto":
-            dtype = "float32" if n >= SINGLE_PRECISION_MIN_N else "float64"
 
         def objective_with(links, rho):
             # The objective mixes the must-links into P and casts it to its dtype.

@@ -98,6 +98,18 @@ REORDER_EVERY = 50
 P_LOG_P_PIECE = 1 << 20
 
 
+def affinity_dtype(n, dtype):
+    """The precision in which to store P for a run of ``n`` points whose
+    gradient kernels run in ``dtype`` ("float32" or "float64").
+
+    Single precision from ``LOCAL_ORDER_MIN_N`` points on with float32
+    kernels: the gradient then reads P in single precision (the spatial order's
+    copy, or a cast), and its float64 values would serve the cost alone, at
+    4 bytes per stored entry (0.6 GB at 10^6 points).
+    """
+    return np.float32 if dtype == "float32" and n >= LOCAL_ORDER_MIN_N else np.float64
+
+
 def resolve_repulsion(repulsion, n, n_components, sparse_affinities=False, warn=True):
     """The repulsion "auto" stands for, or an error for a combination that cannot work.
 
@@ -146,7 +158,7 @@ def _p_log_p(P):
     # (3.6 GB at 10^6 points), more than the run holds otherwise.
     total = 0.0
     for start in range(0, P.data.size, P_LOG_P_PIECE):
-        data = P.data[start:start + P_LOG_P_PIECE]
+        data = P.data[start:start + P_LOG_P_PIECE].astype(np.float64)
         # Stored entries can be zero: affinities that underflowed, or links taken away.
         data = data[data > 0]
         total += float(np.sum(data * np.log(data)))
@@ -165,7 +177,8 @@ class HSSNEObjective(Objective):
     Parameters
     ----------
     P : ndarray (n, n) or scipy.sparse matrix
-        Joint input affinities, summing to one.
+        Joint input affinities, summing to one (float64, or float32: see
+        :func:`affinity_dtype`).
     links : scipy.sparse matrix (n, n)
         Must-link matrix U (see :func:`~nbembed.affinity.must_link_matrix`).
     n_components : int
@@ -229,7 +242,7 @@ class HSSNEObjective(Objective):
             # The approximate paths sum the attraction over stored entries only.
             self.P_mixed = sp.csr_matrix(self.P_mixed)
         self._p_log_p = None  # computed with the next cost: P~ may change again first
-        self._P_single = None  # made when first needed: large runs use the local order's
+        self._P_cast = None  # made when first needed: large runs use the local order's
         self._local = None
 
     def set_annotations(self, annotations=None, y=None):
@@ -341,14 +354,14 @@ class HSSNEObjective(Objective):
         return self.dtype(self.alpha), self.dtype
 
     def _P_in(self, dtype):
-        """P~ in ``dtype`` (the cost is always float64). The single-precision copy
-        is made on first use: a large approximate run never needs it, as its
-        gradient reads P~ from the local order's copy."""
-        if dtype is np.float64:
+        """P~ in ``dtype``: P~ itself or a copy, made on first use (a large
+        approximate run never needs one, as its gradient reads P~ from the local
+        order's copy). The cost reads P~ itself."""
+        if self.P_mixed.dtype == dtype:
             return self.P_mixed
-        if self._P_single is None:
-            self._P_single = self.P_mixed.astype(dtype)
-        return self._P_single
+        if self._P_cast is None or self._P_cast.dtype != dtype:
+            self._P_cast = self.P_mixed.astype(dtype)
+        return self._P_cast
 
     def gradient(self, Yt, grad, exaggeration=1.0):
         """The gradient into ``grad``; returns A_i = sum_j P~_ij S_ij, the scale
@@ -368,10 +381,10 @@ class HSSNEObjective(Objective):
     def _in_local_order(self, Yt, dtype, renew=False):
         """(Yl, indptr, indices, data, order): the embedding and P~'s CSR arrays in
         the spatial order when there is one (its copy of P~ is float32); else Yt
-        and P~ in ``dtype``, with order None."""
+        and P~ in ``dtype`` (None: as stored), with order None."""
         local = self._local_order(Yt, renew)
         if local is None:
-            P = self._P_in(dtype)
+            P = self.P_mixed if dtype is None else self._P_in(dtype)
             return Yt, P.indptr, P.indices, P.data, None
         return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
                 local.data, local.order)
@@ -404,7 +417,7 @@ class HSSNEObjective(Objective):
         early exaggeration multiplies and the normalizer's."""
         if self.repulsion != "exact":
             # P_mixed is sparse on the approximate paths.
-            Yl, indptr, indices, data, _ = self._in_local_order(Yt, np.float64)
+            Yl, indptr, indices, data, _ = self._in_local_order(Yt, None)
             z = self._repulsion_at(Yl)[0]
             p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:

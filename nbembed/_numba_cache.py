@@ -32,11 +32,22 @@ is imported, puts a cache locator in front of Numba's for the files of
 ``NUMBA_CACHE_LOCATOR_CLASSES``, when set, replaces the list of locators and
 with it this one. With a Numba whose internal locator API differs from the
 one used here, :func:`install` registers nothing and Numba's default applies.
+
+Several processes may compile the same kernels at once (Dask workers, two
+notebooks, parallel tests). Numba saves an entry by reading the folder's
+index, picking the first free data-file number, writing the index, then the
+data: two processes that save different signatures of one kernel together
+pick the same number, and the index can end up naming the other one's code,
+which a later process then runs. :func:`install` therefore makes saving an
+entry of these folders hold an exclusive lock on a lock file beside the index,
+and loading one a shared lock (``fcntl.flock``; where it is missing, as on
+Windows, Numba's behaviour is unchanged).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import os
@@ -187,6 +198,66 @@ def _locator_class(base, root):
     return KernelCacheLocator
 
 
+@contextlib.contextmanager
+def _file_lock(path, exclusive):
+    """Hold an exclusive (or shared) ``flock`` on ``path`` for the block; no
+    lock where ``fcntl`` is missing, the file cannot be opened or its file
+    system does not lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        handle = open(path, "a+b")
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        except OSError:  # a file system without locks
+            yield
+            return
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _is_kernel_cache(cache_path):
+    """Whether a Numba cache folder is one of this module's (see the locator)."""
+    return os.path.basename(os.path.normpath(cache_path)) == _install_subfolder()
+
+
+def _lock_entries(index_data_cache_file):
+    """Wrap ``save`` and ``load`` of Numba's ``IndexDataCacheFile`` so that, in
+    the kernels' cache folders, saving holds an exclusive lock and loading a
+    shared one (see the module's docstring); once."""
+    cls = index_data_cache_file
+    if getattr(cls, "nbembed_locked", False):
+        return
+    save, load = cls.save, cls.load
+
+    def lock_for(entries, exclusive):
+        if not _is_kernel_cache(entries._cache_path):
+            return contextlib.nullcontext()
+        return _file_lock(entries._index_path + ".lock", exclusive)
+
+    @functools.wraps(save)
+    def locked_save(self, key, data):
+        with lock_for(self, exclusive=True):
+            return save(self, key, data)
+
+    @functools.wraps(load)
+    def locked_load(self, key):
+        with lock_for(self, exclusive=False):
+            return load(self, key)
+
+    cls.save, cls.load = locked_save, locked_load
+    cls.nbembed_locked = True
+
+
 def install():
     """Put nbembed's cache locators in Numba's list, once.
 
@@ -205,10 +276,13 @@ def install():
 
         locators = caching.CacheImpl._locator_classes
         base = caching._CacheLocator
+        entries = caching.IndexDataCacheFile
     except (ImportError, AttributeError):
         return False
-    if not isinstance(locators, list) or not isinstance(base, type):
+    if not isinstance(locators, list) or not isinstance(base, type) or \
+            not all(callable(getattr(entries, name, None)) for name in ("save", "load")):
         return False
+    _lock_entries(entries)
     if any(getattr(cls, "from_nbembed", False) for cls in locators):
         return True
     first, last = _locator_class(base, cache_root), _locator_class(base, _private_root)

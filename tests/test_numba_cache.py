@@ -70,7 +70,8 @@ def test_kernels_are_cached_in_the_user_cache_folder(site, tmp_path):
     assert (report["misses"], report["hits"]) == (1, 0)
     folder = pathlib.Path(report["folder"])
     assert folder.parent == cache / "nbembed" / "numba"
-    assert {p.suffix for p in folder.iterdir()} == {".nbi", ".nbc"}
+    # The index, the data, and the lock that saving and loading take.
+    assert {p.suffix for p in folder.iterdir()} == {".nbi", ".nbc", ".lock"}
     assert not list(site.rglob("*.nbi"))
 
 
@@ -156,3 +157,72 @@ def test_user_cache_dir_follows_the_platform(monkeypatch, tmp_path, platform, en
         monkeypatch.setenv(name, value)
     expected = pathlib.Path(expected.replace("HOME", str(tmp_path)))
     assert _numba_cache.user_cache_dir() == expected
+
+
+# Saves entries of one cache folder from a process of its own, all processes
+# starting together: each key's data names the key, so a mix-up shows.
+WRITER = """
+import os, sys, time
+from numba.core import caching
+from nbembed import _numba_cache
+assert _numba_cache.install()
+folder, writer, keys, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+entries = caching.IndexDataCacheFile(folder, "kernel", "stamp")
+while not os.path.exists(start):
+    time.sleep(0.001)
+for k in range(keys):
+    entries.save(("signature", writer, k), ("code of", writer, k))
+"""
+
+
+def test_processes_saving_one_kernel_together_keep_every_entry_its_own_code(tmp_path):
+    """Numba picks a new entry's data file from the index it read: unlocked, two
+    processes saving at once can both take the same file, and the index then
+    names another signature's code. The lock on the kernels' folders keeps
+    every entry right."""
+    from numba.core import caching
+
+    folder = tmp_path / _numba_cache._install_subfolder()
+    folder.mkdir()
+    start = tmp_path / "start"
+    writers, keys = 4, 30
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(w), str(keys),
+                               str(start)]) for w in range(writers)]
+    start.touch()
+    assert [p.wait(timeout=120) for p in procs] == [0] * writers
+    entries = caching.IndexDataCacheFile(str(folder), "kernel", "stamp")
+    assert _numba_cache.install()
+    for w in range(writers):
+        for k in range(keys):
+            assert entries.load(("signature", w, k)) == ("code of", w, k)
+    assert len(list(folder.glob("kernel.*.nbc"))) == writers * keys
+
+
+def test_saving_an_entry_holds_the_lock_that_loading_waits_for(tmp_path):
+    import fcntl
+
+    from numba.core import caching
+
+    assert _numba_cache.install()
+    folder = tmp_path / _numba_cache._install_subfolder()
+    folder.mkdir()
+    entries = caching.IndexDataCacheFile(str(folder), "kernel", "stamp")
+    seen = []
+    save_data = entries._save_data
+
+    def probing_save_data(name, data):
+        with open(entries._index_path + ".lock", "a+b") as other:
+            try:
+                fcntl.flock(other.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                seen.append("free")
+            except BlockingIOError:
+                seen.append("held")
+        save_data(name, data)
+
+    entries._save_data = probing_save_data
+    entries.save("key", "code")
+    assert seen == ["held"] and entries.load("key") == "code"
+    # Folders of other packages' kernels are left as Numba keeps them.
+    other = caching.IndexDataCacheFile(str(tmp_path), "kernel", "stamp")
+    other.save("key", "code")
+    assert not (tmp_path / "kernel.nbi.lock").exists()

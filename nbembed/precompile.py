@@ -167,10 +167,9 @@ def _run_group(name):
 def precompile(groups=None, *, say=print):
     """Compile every nbembed kernel that the groups' fits use into the disk cache.
 
-    The groups run one after another, each in a new Python process. Not at the
-    same time: Numba's cache index of a kernel is rewritten whole by the process
-    that adds an entry, so two processes compiling different specializations of
-    one kernel at once can leave an entry pointing at the other's code.
+    The groups run one after another, each in a new Python process. Processes
+    that compile at once share the cache safely where file locks exist (see
+    :mod:`nbembed._numba_cache`).
 
     Parameters
     ----------

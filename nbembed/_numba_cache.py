@@ -202,27 +202,16 @@ def _locator_class(base, root):
 def _file_lock(path, exclusive):
     """Hold an exclusive (or shared) ``flock`` on ``path`` for the block; no
     lock where ``fcntl`` is missing, the file cannot be opened or its file
-    system does not lock."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    try:
-        handle = open(path, "a+b")
-    except OSError:
-        yield
-        return
-    with handle:
+    system does not lock. Closing the file releases the lock."""
+    with contextlib.ExitStack() as stack:
         try:
+            import fcntl
+
+            handle = stack.enter_context(open(path, "a+b"))
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        except OSError:  # a file system without locks
-            yield
-            return
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        except (ImportError, OSError):
+            pass
+        yield
 
 
 def _is_kernel_cache(cache_path):

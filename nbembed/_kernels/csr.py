@@ -83,7 +83,7 @@ def _floored(value, floor):
 
 @njit(**JIT_PARALLEL)
 def symmetric_sum(indptr, indices, data, mirror, out_indptr, out_indices, out_data,
-                  scale=1.0, floor=0.0):
+                  scale, floor):
     """``scale`` (A + A^T) into the CSR arrays ``out_*`` (``out_indptr`` from the
     lengths of :func:`mirror_positions`, ``mirror`` its positions), rows' column
     indices sorted.

@@ -437,11 +437,10 @@ def symmetrize(P, dtype=np.float64):
         del lengths
         indices = np.empty(nnz, dtype=index_dtype)
         data = np.empty(nnz, dtype=np.float32 if single else np.float64)
-        if single:
-            symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data,
-                          0.5 / float(P.data.sum()), float(np.finfo(np.float32).tiny))
-        else:
-            symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data)
+        # float64: the plain sum, normalized below; float32: scaled before rounding.
+        scale, floor = ((0.5 / float(P.data.sum()), float(np.finfo(np.float32).tiny))
+                        if single else (1.0, 0.0))
+        symmetric_sum(P.indptr, P.indices, P.data, mirror, indptr, indices, data, scale, floor)
     del mirror
     S = sp.csr_matrix((data, indices, indptr), shape=P.shape)
     S.has_sorted_indices = True

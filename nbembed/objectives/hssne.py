@@ -158,7 +158,7 @@ def _p_log_p(P):
     # (3.6 GB at 10^6 points), more than the run holds otherwise.
     total = 0.0
     for start in range(0, P.data.size, P_LOG_P_PIECE):
-        data = P.data[start:start + P_LOG_P_PIECE].astype(np.float64)
+        data = P.data[start:start + P_LOG_P_PIECE].astype(np.float64, copy=False)
         # Stored entries can be zero: affinities that underflowed, or links taken away.
         data = data[data > 0]
         total += float(np.sum(data * np.log(data)))

@@ -31,6 +31,24 @@ def morton_order(Yt):
     return np.argsort(codes, kind="stable")
 
 
+def take_columns(Yt, order):
+    """Yt[:, order] as a new C-contiguous array, row by row.
+
+    NumPy's fancy indexing along the second axis of a (2, 10^6) array is
+    several times slower (60 ms against 10 ms here) than indexing each row.
+    """
+    out = np.empty(Yt.shape, dtype=Yt.dtype)
+    for k in range(Yt.shape[0]):
+        np.take(Yt[k], order, out=out[k])
+    return out
+
+
+def put_columns(out, order, values):
+    """out[:, order] = values, row by row (see :func:`take_columns`)."""
+    for k in range(out.shape[0]):
+        out[k][order] = values[k]
+
+
 @njit(**JIT_PARALLEL)
 def permute_csr(indptr, indices, data, order):
     """CSR arrays of P[order][:, order]: row k is the old row order[k], with its

@@ -21,7 +21,7 @@ from .. import _config
 from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
-from .._kernels.locality import morton_order, permute_csr
+from .._kernels.locality import morton_order, permute_csr, put_columns, take_columns
 from ..affinity import mix_must_links, must_link_share
 from ..affinity.constraints import MustLinks, semi_supervised_groups
 from ..optim import LiveParameter
@@ -386,7 +386,7 @@ class HSSNEObjective(Objective):
         if local is None:
             P = self.P_mixed if dtype is None else self._P_in(dtype)
             return Yt, P.indptr, P.indices, P.data, None
-        return (np.ascontiguousarray(Yt[:, local.order]), local.indptr, local.indices,
+        return (take_columns(Yt, local.order), local.indptr, local.indices,
                 local.data, local.order)
 
     def _approximate_gradient(self, Yt, alpha, dtype, exaggeration, grad):
@@ -403,7 +403,7 @@ class HSSNEObjective(Objective):
             return a_rowsum
         grad_l = np.empty_like(grad)
         kernels.combine(grad_l, attraction, repulsion, exaggeration, z)
-        grad[:, order] = grad_l
+        put_columns(grad, order, grad_l)
         a_rowsum_data_order = np.empty_like(a_rowsum)
         a_rowsum_data_order[order] = a_rowsum
         return a_rowsum_data_order

@@ -38,15 +38,21 @@ def _places_points(method):
     return own is not None and own is not EmbeddingEstimator._keep_for_new_points
 
 
-def place_new_points(method, X, run, X_new):
-    """Positions of ``X_new`` on the current map of ``run`` (a run of ``method`` on
-    ``X``), as ``transform(X_new)`` would place them after a fit ending there."""
+def fitted_at(method, X, run):
+    """``method`` as if a fit on ``X`` had ended where ``run`` is now: its
+    ``transform`` places rows on that map, however the run goes on."""
     fitted = copy.copy(method)  # with what prepare found (Mbed's sigma_)
     fitted.n_features_in_ = X.shape[1]
     fitted._store_fitted(run)
-    fitted.embedding_ = run.embedding  # the map shown (Mbed stores its best step's)
+    fitted.embedding_ = np.array(run.embedding)  # the map shown (Mbed stores its best step's)
     fitted._new_points = fitted._keep_for_new_points(X, run)
-    return fitted.transform(X_new)
+    return fitted
+
+
+def place_new_points(method, X, run, X_new):
+    """Positions of ``X_new`` on the current map of ``run`` (a run of ``method`` on
+    ``X``), as ``transform(X_new)`` would place them after a fit ending there."""
+    return fitted_at(method, X, run).transform(X_new)
 
 
 def continue_like(new, old):

@@ -183,6 +183,7 @@ class RunWorker:
         self._params = {}
         self._annotations = None
         self._ops = []
+        self._reads = []
         self._replace = None
         self._budget = 0
         self._requested = 0  # iterations asked for by step() while paused
@@ -297,6 +298,13 @@ class RunWorker:
             self._ops.append(op)
             self._cond.notify_all()
 
+    def read(self, op):
+        """Queue ``op(run)``, which only reads the run (None when there is none),
+        to be called in the worker thread between two steps. It must not raise."""
+        with self._cond:
+            self._reads.append(op)
+            self._cond.notify_all()
+
     def replace(self, make, on_done):
         """Queue replacing the run by ``make(run)`` (called in the worker thread),
         which continues it; its pins are carried over. ``on_done(error)`` is
@@ -316,14 +324,15 @@ class RunWorker:
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
                     extend=self._extend, poke=self._poked, ops=self._ops,
-                    replace=self._replace)
+                    reads=self._reads, replace=self._replace)
         self._restart = self._extend = self._poked = False
         self._params, self._annotations, self._ops, self._replace = {}, None, [], None
+        self._reads = []
         return work
 
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
-                or self._extend or self._poked or bool(self._ops)
+                or self._extend or self._poked or bool(self._ops) or bool(self._reads)
                 or self._replace is not None)
 
     def _wants_steps(self):
@@ -399,6 +408,8 @@ class RunWorker:
         if work["replace"] is not None:
             self._replace_run(*work["replace"])
         run = self.run
+        for op in work["reads"]:
+            op(run)
         if run is None:
             if work["ops"]:
                 self._on_warning("The points were not moved or pinned: there is no run "

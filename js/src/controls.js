@@ -14,6 +14,7 @@ export const BUTTONS = [
   ["export", "Export", "Download the annotations as a JSON file"],
   ["import", "Import", "Add the annotations of a JSON file (Undo reverts it)"],
   ["png", "PNG", "Save the plot as a PNG image"],
+  ["place_rest", "Place rest", "Place the rows the sample left out on the current map (drawn lighter, under the points)"],
 ];
 export const VIEWS = ["first-two", "pca", "class-plane"];
 const EXAGGERATION = "early exaggeration";
@@ -26,6 +27,14 @@ export function formatValue(value) {
 
 export function formatCost(cost) {
   return cost === null || cost === undefined ? "–" : Number(cost).toPrecision(5);
+}
+
+/** The status line's word on placed rows: progress, how many are placed, or how many wait. */
+export function placedText(placing, placedCount, restCount) {
+  if (placing) return placing;
+  if (placedCount > 0) return `${placedCount.toLocaleString("en")} rows placed`;
+  if (restCount > 0) return `sample: ${restCount.toLocaleString("en")} rows not placed`;
+  return "";
 }
 
 /** Buttons; `onAction(name)` is called on click. */
@@ -49,8 +58,9 @@ export function createStatus(model, disposer, root) {
   const iteration = h("span", { "data-role": "iteration" });
   const cost = h("span", { "data-role": "cost" });
   const phase = h("span", { "data-role": "phase", title: "The attraction is multiplied in this phase of the schedule" });
+  const placed = h("span", { "data-role": "placed" });
   const element = h("div", { className: "nbembed-status" }, [
-    method, status, phase, h("span", { text: "iteration" }), iteration, h("span", { text: "cost" }), cost,
+    method, status, phase, h("span", { text: "iteration" }), iteration, h("span", { text: "cost" }), cost, placed,
   ]);
   const update = () => {
     method.textContent = model.get("method_name") ?? "";
@@ -59,10 +69,11 @@ export function createStatus(model, disposer, root) {
     cost.textContent = formatCost(model.get("cost"));
     // Only early exaggeration is named: it changes what the picture means.
     phase.textContent = model.get("phase") === EXAGGERATION ? `(${EXAGGERATION})` : "";
+    placed.textContent = placedText(model.get("placing"), model.get("placed_count"), model.get("rest_count"));
     root.dataset.status = model.get("status") ?? "";
     root.dataset.iteration = String(model.get("iteration") ?? 0);
   };
-  for (const name of ["method_name", "status", "iteration", "cost", "phase"]) {
+  for (const name of ["method_name", "status", "iteration", "cost", "phase", "placing", "placed_count", "rest_count"]) {
     disposer.onModel(model, `change:${name}`, update);
   }
   update();

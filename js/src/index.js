@@ -2,7 +2,7 @@
 // returns the function that tears it down.
 import { createAnnotationPanel } from "./annotate.js";
 import { createArrowsLayer } from "./arrows.js";
-import { decodeFloat32, decodePositions, decodeSelection, decodeUint16, encodeSelection } from "./codecs.js";
+import { decodeFloat32, decodePositions, decodeSelection, decodeUint16, decodeUint32, encodeSelection } from "./codecs.js";
 import { createLegend, createParameters, createStatus, createToolbar } from "./controls.js";
 import { Disposer, cancelFrame, h, nextFrame } from "./dom.js";
 import { attachLasso, pointsInPolygon, screenToPoints } from "./lasso.js";
@@ -10,6 +10,7 @@ import { attachMove, draggedPoints, dropMessage, pointAt, shifted } from "./move
 import { createMarksLayer } from "./overlay.js";
 import { createFileActions } from "./files.js";
 import { createScatter, pointSizeFor } from "./scatter.js";
+import { placedLayer } from "./placed.js";
 import { createSearch } from "./search.js";
 import { CSS } from "./styles.js";
 import { createReadouts, createStepper } from "./teaching.js";
@@ -36,6 +37,8 @@ function render({ model, el }) {
   // shifted by dx, dy until the first frame after their drop).
   let shown = null;
   let drag = null;
+  // The placed layer (placed.js): each drawn row's nearest live point and offset.
+  let placed = { refs: null, offsets: null };
 
   const notice = h("div", { className: "nbembed-notice", "data-role": "notice", "aria-live": "polite" });
   const say = (text) => {
@@ -196,7 +199,10 @@ function render({ model, el }) {
   function draw(animate = false) {
     if (!shown) return;
     const xy = drag ? shifted(shown.xy, drag.indices, drag.dx, drag.dy) : shown.xy;
-    scatter.setData(xy, shown.anchors, codes, { animate: animate && !drag });
+    const layer = placedLayer(placed.refs, placed.offsets, model.get("frame_scale"), xy, codes,
+      (model.get("palette") ?? []).length);
+    root.dataset.placedShown = String(layer ? layer.codes.length : 0);
+    scatter.setData(xy, shown.anchors, codes, { animate: animate && !drag, placed: layer });
   }
   const schedule = () => {
     if (scheduled === null) scheduled = nextFrame(redraw);
@@ -210,6 +216,21 @@ function render({ model, el }) {
     schedule();
   });
   for (const name of ["_codes", "_anchors", "palette"]) disposer.onModel(model, `change:${name}`, schedule);
+  const readPlaced = () => {
+    try {
+      placed = { refs: decodeUint32(model.get("_placed_refs")), offsets: decodeFloat32(model.get("_placed_offsets")) };
+    } catch (err) {
+      placed = { refs: null, offsets: null };
+      say(`Ignored a malformed placed layer: ${err.message}`);
+    }
+  };
+  readPlaced();
+  for (const name of ["_placed_refs", "_placed_offsets"]) {
+    disposer.onModel(model, `change:${name}`, () => {
+      readPlaced();
+      schedule();
+    });
+  }
   // A frame with the same positions changes only frame_id: it is shown already.
   disposer.onModel(model, "change:frame_id", () => {
     if (scheduled !== null) return;
@@ -248,6 +269,12 @@ function render({ model, el }) {
     say(`${found.length} point(s) match "${query}" and are selected.`);
   });
   toolbar.element.append(createStepper(model, disposer, say), search, marksLayer.toggle, ...arrowsLayer.toggles, files.input);
+  // "Place rest" only where a sample left rows out (Explorer(X, sample=...)).
+  const showPlaceRest = () => {
+    toolbar.buttons.place_rest.hidden = !((model.get("rest_count") ?? 0) > 0);
+  };
+  disposer.onModel(model, "change:rest_count", showPlaceRest);
+  showPlaceRest();
   const side = h("div", { className: "nbembed-side" }, [
     createParameters(model, disposer),
     createAnnotationPanel(model, disposer, root, { getSelection: () => selection, say }),

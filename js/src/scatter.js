@@ -2,6 +2,7 @@
 // selection and handles pan and zoom; its own lasso is switched off (the
 // widget's lasso lives in lasso.js).
 import createScatterplot from "regl-scatterplot";
+import { lighten } from "./placed.js";
 
 /** Point size in pixels that keeps 10^2..10^6 points readable. */
 export function pointSizeFor(n) {
@@ -66,30 +67,41 @@ const INTERVAL_WEIGHT = 0.3;
 
 /** Anchors are drawn this many times larger than points. */
 export const ANCHOR_SCALE = 3;
+/** Placed rows (placed.js) are drawn this much smaller than points. */
+export const PLACED_SCALE = 0.75;
 /** Above this many points, opacity follows the local density. */
 export const DENSITY_OPACITY_FROM = 50000;
 
 /**
- * Column-oriented points for regl-scatterplot: points first, then anchors.
- * valueA is the colour code, valueB is 1 for anchors.
+ * Column-oriented points for regl-scatterplot: the placed rows first (drawn
+ * under the rest), then the points, then the anchors. valueA is the colour
+ * code, valueB is 0 for points, 1 for anchors and 2 for placed rows. Point i
+ * is item `placed.codes.length + i` of the columns.
  */
-export function toColumns(xy, anchors, codes) {
+export function toColumns(xy, anchors, codes, placed = null) {
+  const p = placed ? placed.codes.length : 0;
   const n = xy.length / 2;
   const m = anchors ? anchors.length / 2 : 0;
-  const x = new Float32Array(n + m);
-  const y = new Float32Array(n + m);
-  const valueA = new Float32Array(n + m);
-  const valueB = new Float32Array(n + m);
+  const x = new Float32Array(p + n + m);
+  const y = new Float32Array(p + n + m);
+  const valueA = new Float32Array(p + n + m);
+  const valueB = new Float32Array(p + n + m);
+  for (let k = 0; k < p; k++) {
+    x[k] = placed.xy[2 * k];
+    y[k] = placed.xy[2 * k + 1];
+    valueB[k] = 2;
+  }
+  if (p) valueA.set(placed.codes);
   for (let i = 0; i < n; i++) {
-    x[i] = xy[2 * i];
-    y[i] = xy[2 * i + 1];
+    x[p + i] = xy[2 * i];
+    y[p + i] = xy[2 * i + 1];
   }
   for (let k = 0; k < m; k++) {
-    x[n + k] = anchors[2 * k];
-    y[n + k] = anchors[2 * k + 1];
-    valueB[n + k] = 1;
+    x[p + n + k] = anchors[2 * k];
+    y[p + n + k] = anchors[2 * k + 1];
+    valueB[p + n + k] = 1;
   }
-  if (codes) valueA.set(codes.subarray(0, Math.min(codes.length, n + m)));
+  if (codes) valueA.set(codes.subarray(0, Math.min(codes.length, n + m)), p);
   return { x, y, valueA, valueB };
 }
 
@@ -120,6 +132,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     backgroundColor: [1, 1, 1, 1],
   });
   let nPoints = 0;
+  let base = 0; // placed rows drawn before the points: point i is item base + i
   let drawing = false;
   let pending = null;
   let selected = [];
@@ -142,9 +155,10 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   };
 
   const subscriptions = [
-    plot.subscribe("select", ({ points }) => onSelect?.(points.filter((i) => i < nPoints))),
+    plot.subscribe("select", ({ points }) =>
+      onSelect?.(points.filter((i) => i >= base && i < base + nPoints).map((i) => i - base))),
     plot.subscribe("deselect", () => onSelect?.([])),
-    plot.subscribe("pointover", (i) => onHover?.(i < nPoints ? i : -1)),
+    plot.subscribe("pointover", (i) => onHover?.(i >= base && i < base + nPoints ? i - base : -1)),
     plot.subscribe("pointout", () => onHover?.(-1)),
     plot.subscribe("draw", () => {
       renders += 1;
@@ -168,17 +182,18 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     drawnCount = count;
     const rendersBefore = renders;
     const startedAt = performance.now();
+    base = data.base;
     plot.set({
-      pointSize: [size, size * ANCHOR_SCALE],
+      pointSize: [size, size * ANCHOR_SCALE, size * PLACED_SCALE],
       pointSizeSelected: size + 1,
-      opacityBy: data.n > DENSITY_OPACITY_FROM ? "density" : null,
+      opacityBy: count > DENSITY_OPACITY_FROM ? "density" : null,
     });
     plot
       .draw(data.columns, {
         zDataType: "categorical",
         wDataType: "categorical",
         preventFilterReset: true,
-        select: selected,
+        select: selected.map((i) => i + base),
         ...(ms > 0 ? { transition: true, transitionDuration: ms, transitionEasing: (t) => t } : {}),
       })
       .then(() => {
@@ -201,8 +216,9 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
      * Draw points (interleaved xy in [-1, 1]), anchors and colour codes.
      * `animate`: a new frame of a run, moved to from the points shown (see
      * transitionMs); otherwise (a drag, a colour change) drawn at once.
+     * `placed`: the placed layer under the points ({ xy, codes }, placed.js).
      */
-    setData(xy, anchors, codes, { animate = false } = {}) {
+    setData(xy, anchors, codes, { animate = false, placed = null } = {}) {
       nPoints = xy.length / 2;
       positions = xy;
       if (animate) {
@@ -214,21 +230,28 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
         }
         lastFrameAt = now;
       }
-      pending = { n: nPoints, animate, columns: toColumns(xy, anchors, codes) };
+      pending = {
+        n: nPoints,
+        base: placed ? placed.codes.length : 0,
+        animate,
+        columns: toColumns(xy, anchors, codes, placed),
+      };
       pump();
     },
     /** The positions last handed to setData (interleaved xy). */
     positions: () => positions,
     setPalette(colors) {
       // Same-length active and hover palettes keep each class's colour; a
-      // selected point is drawn darker, with a ring.
+      // selected point is drawn darker, with a ring. Placed rows take the
+      // lighter copies after them (placed.js).
       if (colors.length) {
-        plot.set({ pointColor: colors, pointColorActive: colors.map((c) => darken(c)), pointColorHover: colors });
+        const all = colors.concat(colors.map((c) => lighten(c)));
+        plot.set({ pointColor: all, pointColorActive: all.map((c) => darken(c)), pointColorHover: all });
       }
     },
     select(indices) {
       selected = Array.from(indices);
-      if (selected.length) plot.select(selected, { preventEvent: true });
+      if (selected.length) plot.select(selected.map((i) => i + base), { preventEvent: true });
       else plot.deselect({ preventEvent: true });
     },
     /** The plot as an ImageData (or a promise of one), as regl-scatterplot renders it. */
@@ -254,7 +277,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       };
     },
     screenPosition(i) {
-      return plot.getScreenPosition(i);
+      return plot.getScreenPosition(i + base);
     },
     destroy() {
       destroyed = true;

@@ -37,13 +37,14 @@ import traitlets
 from .._validation import check_labels, check_option
 from ..methods.registry import default_method
 from ..tl import DEFAULT_LABELS_KEY, annotations_to_obs
-from . import anndata_input, annotating, arguments, messages, preview
+from . import anndata_input, annotating, arguments, messages, placing, preview
 from .arrows import ForceArrows
 from .marks import constraint_marks
 from .controls import LiveControls
 from .exchange import AnnotationExchange
 from .frames import FrameStream
 from .growing import GrowingPoints
+from .placing import PlacingRows
 from .pacing import PagePacer
 from .pins import PinControls
 from .precomputed import Precomputed
@@ -80,7 +81,7 @@ def _require_bundle(cls):
 
 
 class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, GrowingPoints,
-               Teaching, ForceArrows, anywidget.AnyWidget):
+               PlacingRows, Teaching, ForceArrows, anywidget.AnyWidget):
     """Watch an embedding form, steer it with sliders and label it with a lasso.
 
     Displaying the widget shows the embedding while it is optimized in a
@@ -130,6 +131,12 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     use_rep : str, optional
         With an AnnData: the ``obsm`` entry to embed (such as "X_pca"); None
         uses ``adata.X``.
+    sample : int, optional
+        Run live on this many rows of ``X``, drawn at random (seeded by the
+        method's ``random_state``, else 0), for data larger than a live run
+        carries; every per-row argument is cut to them. :meth:`place_rest`
+        (or the "Place rest" button) then places the other rows on the current
+        map as a fainter layer (see :mod:`nbembed.widget.placing`).
     frame_rate : float, default 25
         Most position updates per second sent to the browser.
     extra_iterations : int, default 200
@@ -224,7 +231,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
     def __init__(self, X, method=None, labels=None, class_names=None, annotations=None,
                  colors=None, hover_text=None, images=None, autostart=True, view="first-two",
                  *, data=None, frame_rate=25.0, extra_iterations=EXTRA_ITERATIONS,
-                 color=None, use_rep=None):
+                 color=None, use_rep=None, sample=None):
         _require_bundle(type(self))
         X, labels, class_names, data, color = anndata_input.explorer_input(
             X, use_rep=use_rep, labels=labels, class_names=class_names, color=color, data=data)
@@ -236,6 +243,15 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         if not callable(getattr(method, "prepare", None)):
             raise TypeError(f"method must have a prepare(X, y, annotations=...) method returning "
                             f"a run, such as nbembed.HSSNE(); got {type(method).__name__}.")
+        X_full, sample_rows = X, None
+        if sample is not None:
+            if annotations is not None:
+                raise ValueError("annotations number every row of X; with sample= give "
+                                 "labels=, which are cut to the sample like X.")
+            seed = getattr(method, "random_state", None)
+            sample_rows, X, labels, colors, hover_text, images, data = placing.sample_input(
+                sample, arguments.count_samples(X), seed if isinstance(seed, int) else 0,
+                X, labels, colors, hover_text, images, data)
         n = arguments.count_samples(X)
         self._X = X
         # Settings the session's controls set (HSSNE's rho) are not searched for first.
@@ -290,6 +306,7 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
             initial["hover_text"] = arguments.check_hover_text(hover_text, n)
         if images is not None:
             initial["_images"], initial["image_shape"] = arguments.check_images(images, n)
+        initial["rest_count"] = self._init_placing(X_full, sample_rows)
         super().__init__(**initial)
         self.on_msg(self._on_browser_message)
         self._worker = RunWorker(self._prepare_run, on_step=self._on_step,
@@ -365,11 +382,13 @@ class Explorer(FrameStream, LiveControls, AnnotationExchange, PinControls, Growi
         bool
             True once the thread has ended.
         """
+        self.stop_placing(timeout)
         return self._worker.stop(timeout)
 
     def close(self):
         """Stop the worker and close the widget."""
         if getattr(self, "_worker", None) is not None:
+            self.stop_placing(timeout=5.0)
             self._worker.stop(timeout=5.0)
         if getattr(self, "_pacer", None) is not None:
             self._pacer.close()

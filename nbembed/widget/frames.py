@@ -64,7 +64,8 @@ MEMBERSHIP_COLORINGS = ("predicted", "confidence")
 
 #: The traits a frame sets, sent together outside ``_sync_lock``.
 FRAME_TRAITS = frozenset({"frame_id", "_positions", "_anchors", "_codes", "palette", "legend",
-                          "legend_continuous", "view_note", "iteration", "cost"})
+                          "legend_continuous", "view_note", "iteration", "cost",
+                          "frame_scale"})
 
 #: Frames whose display map is kept, so that a point dropped on a frame the
 #: browser drew a moment ago lands where it was dropped.
@@ -107,6 +108,10 @@ class FrameStream(traitlets.HasTraits):
     colouring). It handles the worker's reports and the display settings
     the browser may change (``view``, ``color_by``, ``frame_rate``).
     """
+
+    #: Of the frame shown: page coordinates per unit of the embedding (the
+    #: placed layer's offsets are in the embedding's units).
+    frame_scale = traitlets.Float(1.0).tag(sync=True)
 
     def _on_status(self, status, error):
         with self._sync_lock, self.hold_sync():
@@ -231,6 +236,7 @@ class FrameStream(traitlets.HasTraits):
                     (codes, self._codes)) if new != old)
                 with self.hold_sync():
                     self.frame_id = frame
+                    self.frame_scale = scale
                     self._positions = positions
                     self._anchors = anchors
                     self._codes = codes

@@ -48,7 +48,7 @@ from .traits import decode_selection
 
 SIMPLE = {"pause": "pause", "resume": "resume", "restart": "restart", "undo": "undo",
           "redo": "redo", "cancel_pending": "cancel_pending", "export_annotations": "send_annotations",
-          "unpin_all": "unpin_all"}
+          "unpin_all": "unpin_all", "place_rest": "place_rest"}
 NEW_CLASS = "__new__"
 
 

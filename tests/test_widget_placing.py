@@ -12,6 +12,7 @@ from nbembed.widget.growing import fitted_at  # noqa: E402
 from nbembed.widget.messages import parse  # noqa: E402
 from nbembed.widget.traits import FLOAT32, UINT32, decode  # noqa: E402
 from test_widget import bundle, custom_msg, wait_for  # noqa: E402,F401
+from test_widget_pins import explorer  # noqa: E402,F401
 
 
 def blobs(n=300, seed=0):
@@ -21,24 +22,8 @@ def blobs(n=300, seed=0):
 
 
 def method():
-    return HSSNE(alpha=1.0, perplexity=10, max_iter=80, early_exaggeration_iter=20,
+    return HSSNE(alpha=1.0, perplexity=10, max_iter=60, early_exaggeration_iter=20,
                  random_state=0)
-
-
-@pytest.fixture
-def explorer(bundle):
-    made = []
-
-    def make(X, **kwargs):
-        kwargs.setdefault("method", method())
-        ex = Explorer(X, autostart=False, extra_iterations=20, **kwargs)
-        made.append(ex)
-        ex.wait(timeout=120)
-        return ex
-
-    yield make
-    for ex in made:
-        ex.stop(timeout=30)
 
 
 def test_a_sample_runs_live_and_every_per_row_argument_follows_it(explorer):
@@ -106,6 +91,9 @@ def test_place_puts_any_rows_on_the_map_and_checks_them_first(explorer):
     with pytest.raises(ValueError, match="sample="):
         ex.place_rest()
     assert ex.placed is placed  # nothing changed
+    far = ex.place(np.vstack([X[:5], 1000 + X[:3]]), timeout=120)
+    assert far.embedding.shape == (8, 2)
+    assert "3 of the 8 placed rows lie far outside" in ex.notice
 
 
 def test_methods_without_transform_and_bad_samples_are_refused(explorer, bundle):

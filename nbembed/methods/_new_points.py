@@ -341,11 +341,8 @@ class NewPoints:
         return self._field
 
     def transform(self, X):
-        """Positions of the new points ``X`` (validated by the caller), shape (m, d).
-
-        The points are placed a block at a time (k n_new of at most about
-        ``NEIGHBOUR_BLOCK`` affinities), which bounds the memory and, the points
-        being independent, changes no result. Each lands inside :meth:`bounds`.
+        """Positions of the new points ``X`` (validated by the caller), shape (m, d),
+        as :meth:`place` finds them.
 
         Warns
         -----
@@ -353,6 +350,32 @@ class NewPoints:
             When some new points are far outside the training data (their
             nearest training point farther than :meth:`training_reach`),
             saying how many.
+        """
+        Y, n_far = self.place(X)
+        if n_far:
+            k = min(REACH_NEIGHBORS, self.n_reference - 1)
+            warnings.warn(
+                f"{n_far} of the {X.shape[0]} new points lie far outside the training data: "
+                f"each is farther from every training point than any training point is from "
+                f"the farthest of its {k} nearest neighbours ({self.training_reach():.3g}). "
+                f"Their positions say little; "
+                f"they are kept inside the map's bounding box enlarged by {MAP_MARGIN:g} "
+                f"of its extent on each side. Check those points (scale, units, features), "
+                f"or fit on data that covers them.", UserWarning, stacklevel=4)
+        return Y
+
+    def place(self, X):
+        """Positions of the new points ``X`` (validated by the caller), and how
+        many of them are far outside the training data (see :meth:`transform`).
+
+        The points are placed a block at a time (k n_new of at most about
+        ``NEIGHBOUR_BLOCK`` affinities), which bounds the memory and, the points
+        being independent, changes no result. Each lands inside :meth:`bounds`.
+
+        Returns
+        -------
+        Y : ndarray (m, d)
+        n_far : int
         """
         tol = TOLERANCE * float(np.sqrt(np.mean(np.var(self.embedding, axis=0)))) or TOLERANCE
         Y = np.empty((X.shape[0], self.embedding.shape[1]))
@@ -367,17 +390,7 @@ class NewPoints:
             objective = self._objective(*self._affinities(dist, idx))
             Y[start:start + rows] = place(objective, objective.start(), tol=tol).T
         np.clip(Y, *self.bounds(), out=Y)
-        if n_far:
-            k = min(REACH_NEIGHBORS, self.n_reference - 1)
-            warnings.warn(
-                f"{n_far} of the {X.shape[0]} new points lie far outside the training data: "
-                f"each is farther from every training point than any training point is from "
-                f"the farthest of its {k} nearest neighbours ({reach:.3g}). Their positions "
-                f"say little; "
-                f"they are kept inside the map's bounding box enlarged by {MAP_MARGIN:g} "
-                f"of its extent on each side. Check those points (scale, units, features), "
-                f"or fit on data that covers them.", UserWarning, stacklevel=4)
-        return Y
+        return Y, n_far
 
 
 def _block_rows(n):

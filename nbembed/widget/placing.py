@@ -12,7 +12,7 @@ A placed row is drawn at its nearest live point (on the map, when it was
 placed) plus its offset from that point, so the layer follows the map while
 the run goes on; place again for positions on the map as it is now. At most
 ``PLACED_SHOWN_MAX`` placed rows are drawn (a random subset); all of them are
-in :attr:`PlacingRows.placed`.
+in ``Explorer.placed``.
 
 Threads: ``place`` checks its arguments in the caller's thread. The worker
 thread takes the run's map between two steps (``RunWorker.read``); the
@@ -34,6 +34,8 @@ import traitlets
 from scipy.spatial import cKDTree
 
 from .._validation import check_data
+from ..methods._new_points import REACH_NEIGHBORS, check_new_points, \
+    check_placement_perplexity
 from .growing import _places_points, fitted_at
 from .traits import FLOAT32, UINT32, binary_trait, encode
 
@@ -44,7 +46,7 @@ PLACED_SHOWN_MAX = 1_000_000
 
 
 class PlacedRows(NamedTuple):
-    """Rows placed on the map (:attr:`PlacingRows.placed`).
+    """Rows placed on the map (``Explorer.placed``).
 
     Attributes
     ----------
@@ -93,8 +95,8 @@ def sample_input(size, n, seed, *per_row):
     Returns
     -------
     rows : ndarray of int64
-    *per_row
-        In the order given (None stays None).
+    per_row
+        Each argument cut to the rows, in the order given (None stays None).
     """
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
         raise ValueError(f"sample must be an integer of at least 2 (the rows the live run "
@@ -135,7 +137,7 @@ class PlacingRows(traitlets.HasTraits):
 
     @property
     def placed(self):
-        """The last rows placed (:class:`PlacedRows`), or None."""
+        """The last rows placed (:class:`~nbembed.widget.placing.PlacedRows`), or None."""
         return self._placed
 
     def place_rest(self, *, wait=False, timeout=None):
@@ -144,8 +146,8 @@ class PlacingRows(traitlets.HasTraits):
         Parameters
         ----------
         wait : bool, default False
-            Return once all are placed (else at once; :attr:`placing` reports
-            the progress and :attr:`placed` holds the result).
+            Return once all are placed (else at once; ``placing`` reports
+            the progress and ``placed`` holds the result).
         timeout : float, optional
             With ``wait``: seconds to wait at most.
 
@@ -165,7 +167,7 @@ class PlacingRows(traitlets.HasTraits):
 
         The run goes on meanwhile; the rows are placed against the map of the
         moment ``place`` was called, by the method's ``transform``, and do not
-        enter the run (see :meth:`add_points` for that). A new call replaces
+        enter the run (see :meth:`~nbembed.widget.Explorer.add_points` for that). A new call replaces
         the layer.
 
         Parameters
@@ -258,7 +260,12 @@ class PlacingRows(traitlets.HasTraits):
                 err = fitted["error"]
                 raise RuntimeError(f"the map could not be taken ({type(err).__name__}: {err})")
             total = rows.size if rows is not None else X.shape[0]
-            placed = []
+            estimator = fitted["map"]
+            # What estimator.transform does, a chunk at a time, with one notice in
+            # the end for rows far outside the sample instead of a warning a chunk.
+            new_points = check_placement_perplexity(estimator._fitted_placement(), None,
+                                                    estimator)
+            placed, n_far = [], 0
             started = time.perf_counter()
             for start in range(0, total, CHUNK_ROWS):
                 if stop.is_set():
@@ -266,14 +273,19 @@ class PlacingRows(traitlets.HasTraits):
                     return
                 part = np.arange(start, min(start + CHUNK_ROWS, total))
                 chunk = take_rows(X, part if rows is None else rows[part])
-                placed.append(fitted["map"].transform(check_data(chunk, allow_sparse=True)))
-                done = part[-1] + 1
-                self._report(f"Placing rows: {done:,} of {total:,} "
+                Y, far = new_points.place(check_new_points(estimator, chunk))
+                placed.append(Y)
+                n_far += far
+                self._report(f"Placing rows: {part[-1] + 1:,} of {total:,} "
                              f"({time.perf_counter() - started:.0f} s)")
             outcome["placed"] = PlacedRows(np.vstack(placed), rows, _shown(total),
                                            fitted["iteration"])
-            self._show_placed(outcome["placed"], fitted["map"].embedding_)
+            self._show_placed(outcome["placed"], estimator.embedding_)
             self._report("")
+            if n_far:
+                self._warn(f"{n_far:,} of the {total:,} placed rows lie far outside the rows "
+                           f"of the map (farther from all of them than they are from their "
+                           f"{REACH_NEIGHBORS}th neighbours): their places say little.")
         except Exception as err:  # reported on the page; the run goes on
             self._report(f"Placing failed ({type(err).__name__}: {err}).")
         finally:

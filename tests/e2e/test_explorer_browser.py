@@ -117,8 +117,9 @@ def wait_paused(nb):
     nb.wait_py("ex.status == 'paused'", what="ex.status = 'paused' in Python")
 
 
-def lasso_select(nb, polygon):
-    """Lasso ``polygon`` with the lasso button; return the indices Python received."""
+def lasso_select(nb, polygon, n_points=N_POINTS):
+    """Lasso ``polygon`` with the lasso button; return the indices Python received
+    (checked to be distinct points of the ``n_points`` shown)."""
     button = nb.locator('button[data-action="lasso"]')
     if button.get_attribute("aria-pressed") != "true":
         button.click()
@@ -133,7 +134,7 @@ def lasso_select(nb, polygon):
     nb.wait_py(f"len(ex.selection) == {count} and ex.selection.tolist() != {before}",
                what=f"ex.selection in Python to hold the {count} lassoed points")
     selection = nb.py_value("sorted(ex.selection.tolist())")
-    assert len(set(selection)) == count and all(0 <= i < N_POINTS for i in selection)
+    assert len(set(selection)) == count and all(0 <= i < n_points for i in selection)
     return selection
 
 

@@ -2,8 +2,7 @@
 button puts the other rows on the map, and the page draws them as a layer under
 the points that lassos pass through."""
 
-from .conftest import draw_lasso
-from .test_explorer_browser import CENTER, ROOT, click
+from .test_explorer_browser import CENTER, ROOT, click, lasso_select
 
 N_ROWS = 6000
 N_SAMPLE = 1500
@@ -40,14 +39,6 @@ def test_place_rest_draws_the_other_rows_under_the_live_points(lab):
         assert f"{rest:,} rows placed" in status.text_content()
 
         # The placed rows are drawn, not selectable: a lasso selects live points only.
-        nb.locator('button[data-action="lasso"]').click()
-        plot = nb.locator(".nbembed-plot")
-        plot.scroll_into_view_if_needed()
-        draw_lasso(nb.page, plot.bounding_box(), CENTER)
-        count = int(nb.wait_attr(ROOT, "data-selected", "(v) => Number(v) > 0",
-                                 what="data-selected > 0 after drawing a lasso"))
-        nb.wait_py(f"len(ex.selection) == {count}",
-                   what=f"ex.selection in Python to hold the {count} lassoed points")
-        assert nb.py_value(f"int(ex.selection.max()) < {N_SAMPLE}")
+        lasso_select(nb, CENTER, n_points=N_SAMPLE)
         assert nb.py_value("ex.error") == ""
         assert not [line for line in lab.console if "pageerror" in line], lab.console

@@ -10,6 +10,7 @@ Threads: functions of their arguments, without state of their own.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..annotations import Annotations
 from . import palette
@@ -177,3 +178,20 @@ def check_data(data, n):
         raise TypeError(f"data must be a pandas DataFrame or a dict of columns; got "
                         f"{type(data).__name__}.")
     return {str(col): check_colors(data[col], n, f"data[{col!r}]") for col in data.keys()}
+
+
+def take_rows(values, rows):
+    """The rows ``rows`` of an array, sparse matrix, list or data frame (pandas, polars)."""
+    if values is None:
+        return None
+    if hasattr(values, "iloc"):
+        return values.iloc[rows]
+    if sp.issparse(values):
+        return values.tocsr()[rows]
+    if hasattr(values, "to_numpy"):  # polars
+        return values[rows]
+    if isinstance(values, dict):
+        return {name: take_rows(column, rows) for name, column in values.items()}
+    if isinstance(values, (list, tuple)):
+        return [values[i] for i in rows]
+    return np.asarray(values)[rows]

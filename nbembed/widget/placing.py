@@ -29,13 +29,13 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 import traitlets
 from scipy.spatial import cKDTree
 
 from .._validation import check_data
 from ..methods._new_points import REACH_NEIGHBORS, check_new_points, \
     check_placement_perplexity
+from .arguments import take_rows
 from .growing import _places_points, fitted_at
 from .traits import FLOAT32, UINT32, binary_trait, encode
 
@@ -72,21 +72,6 @@ def draw_sample(n, size, seed):
     if size >= n:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
-
-
-def take_rows(values, rows):
-    """The rows ``rows`` of an array, sparse matrix, list or data frame (pandas, polars)."""
-    if values is None:
-        return None
-    if hasattr(values, "iloc"):
-        return values.iloc[rows]
-    if sp.issparse(values) or hasattr(values, "to_numpy"):
-        return values[rows]
-    if isinstance(values, dict):
-        return {name: take_rows(column, rows) for name, column in values.items()}
-    if isinstance(values, (list, tuple)):
-        return [values[i] for i in rows]
-    return np.asarray(values)[rows]
 
 
 def sample_input(size, n, seed, *per_row):

@@ -29,6 +29,7 @@ from .._distances import pairwise_distances
 from .._validation import check_data
 from .._kernels.ranks import distance_rank_penalty, embedding_rank_penalty
 from ..metrics import _neighbours, _trust_from_penalty, knn_error
+from .arguments import take_rows
 
 #: Most points the scores are computed on.
 SAMPLE_SIZE = 2000
@@ -43,15 +44,6 @@ BUDGET_FACTOR = 4.0
 HISTORY = 120
 #: The scores, in the order they are shown.
 SCORES = ("cost", "trustworthiness", "continuity", "knn_accuracy")
-
-
-def _rows(X, index):
-    """Rows ``index`` of data ``X`` (array, sparse matrix or data frame)."""
-    if sp.issparse(X):
-        return X.tocsr()[index]
-    if hasattr(X, "iloc"):
-        return X.iloc[index]
-    return np.asarray(X)[index]
 
 
 class QualityMonitor:
@@ -105,12 +97,12 @@ class QualityMonitor:
         if self._input is None:
             sample = self.sample
             if self.metric == "precomputed":
-                rows = _rows(self._X, sample)
+                rows = take_rows(self._X, sample)
                 rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
                 D = check_data(rows[:, sample], name="X")
                 nbrs = _neighbours(D, self.k, "precomputed") if self.k else None
             else:
-                Xs = check_data(_rows(self._X, sample), name="X", allow_sparse=True)
+                Xs = check_data(take_rows(self._X, sample), name="X", allow_sparse=True)
                 D = pairwise_distances(Xs, metric=self.metric)
                 nbrs = _neighbours(Xs, self.k, self.metric) if self.k else None
             nbrs = None if nbrs is None else np.ascontiguousarray(nbrs, dtype=np.int64)

@@ -59,14 +59,15 @@ def _path_length(a, b, A1, H1, n1, A2, H2, n2, gram_ab, beta_ck, inv_two_sigma_s
             q[k] = qk
             if qk < q_min:
                 q_min = qk
+        for k in range(K):
+            q[k] = exp_nonpositive(-(q[k] - q_min) * inv_two_sigma_sq)
+            weighted[k] = q[k] * mu[k]
+        # Sums in a loop that stores nothing (see nbembed._kernels.reduction).
         mass = 0.0
         moment = 0.0
         for k in range(K):
-            e = exp_nonpositive(-(q[k] - q_min) * inv_two_sigma_sq)
-            q[k] = e
-            mass += e
-            moment += e * mu[k]
-            weighted[k] = e * mu[k]
+            mass += q[k]
+            moment += weighted[k]
         for c in range(C):
             bc = beta_ck[c]
             cm = 0.0

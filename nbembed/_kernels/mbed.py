@@ -169,9 +169,12 @@ def sne_normalizers(Yt):
                     chunk_squared_distances(Yt, i, j0, m, buf)
                     zj = zpart[j0:j0 + m]
                     for t in range(m):
-                        e = exp_neg(buf[t])
-                        zi += e
-                        zj[t] += e
+                        buf[t] = exp_neg(buf[t])
+                    # Sums in loops that store nothing (see nbembed._kernels.reduction).
+                    for t in range(m):
+                        zi += buf[t]
+                    for t in range(m):
+                        zj[t] += buf[t]
                 zpart[i] += zi
     z = np.empty(n)
     add_group_parts(parts, z)
@@ -227,28 +230,28 @@ def sne_cost_gradient(Yt, M, grad):
                     chunk_squared_distances(Yt, i, j0, m, buf)
                     mrow = M[i, j0:j0 + m]
                     inv_zj = inv_z[j0:j0 + m]
+                    # Sums in loops that store nothing (see nbembed._kernels.reduction).
+                    for t in range(m):
+                        m_tau += mrow[t] * buf[t]
                     if shifted:
                         sj = shift[j0:j0 + m]
                         for t in range(m):
                             tau = buf[t]
-                            m_tau += mrow[t] * tau
                             buf[t] = (mrow[t] - exp_neg(tau - si) * inv_zi
                                       - exp_neg(tau - sj[t]) * inv_zj[t])
                     else:
                         # The usual case, one exponential per pair: q_ij Z_i = q_ji Z_j.
                         for t in range(m):
-                            tau = buf[t]
-                            m_tau += mrow[t] * tau
-                            buf[t] = mrow[t] - exp_neg(tau) * (inv_zi + inv_zj[t])
+                            buf[t] = mrow[t] - exp_neg(buf[t]) * (inv_zi + inv_zj[t])
                     for k in range(d):
                         yk = Yt[k, j0:j0 + m]
                         gk = gpart[k, j0:j0 + m]
                         a = Yt[k, i]
                         force = 0.0
                         for t in range(m):
-                            pull = buf[t] * (a - yk[t])
-                            force += pull
-                            gk[t] -= pull
+                            force += buf[t] * (a - yk[t])
+                        for t in range(m):
+                            gk[t] -= buf[t] * (a - yk[t])
                         gpart[k, i] += force
                 cost_rows[i] = m_tau + math.log(z[i]) - si
     add_group_parts(parts, grad)

@@ -88,11 +88,12 @@ def _row_statistics(Yt, i, P, logP, beta_i, tau, e):
     prow = P[i]
     lrow = logP[i]
     for j in range(n):
+        e[j] = exp_nonpositive(-beta_i * (tau[j] - shift))
+    # The sums in a loop that stores nothing (see nbembed._kernels.reduction).
+    for j in range(n):
         f = beta_i * (tau[j] - shift)
-        ej = exp_nonpositive(-f)
-        e[j] = ej
-        z += ej
-        e_scaled += ej * (f + lrow[j])
+        z += e[j]
+        e_scaled += e[j] * (f + lrow[j])
         p_tau += prow[j] * f
         mass += prow[j]
     log_z = np.log(z)
@@ -188,9 +189,9 @@ def nerv_gradient(Yt, P, logP, beta, tradeoff, n_chunks, grad):
                 acck = acc[k]
                 total = 0.0
                 for j in range(n):
-                    f = w[j] * (yki - yk[j])
-                    total += f
-                    acck[j] -= f
+                    total += w[j] * (yki - yk[j])
+                for j in range(n):
+                    acck[j] -= w[j] * (yki - yk[j])
                 own[k, i] = total
     for k in range(d):
         for j in range(n):
@@ -227,11 +228,11 @@ def widened_neighbourhoods(sq_distances, beta, scale, log_floor, P, logP):
         weighted = 0.0
         prow = P[i]
         for j in range(n):
+            prow[j] = exp_nonpositive(-(b * (row[j] - d_min) if j != i else _SELF))
+        for j in range(n):
             f = b * (row[j] - d_min) if j != i else _SELF
-            e = exp_nonpositive(-f)
-            prow[j] = e
-            z += e
-            weighted += e * f
+            z += prow[j]
+            weighted += prow[j] * f
         log_z = np.log(z)
         lrow = logP[i]
         for j in range(n):

@@ -39,9 +39,9 @@ def momentum_gains_step(Yt, grad, velocity, gains, momentum, learning_rate, min_
             gain = gains[k, i] * 0.8 if same_sign else gains[k, i] + 0.2
             gain = max(gain, min_gain)
             gains[k, i] = gain
-            v = v * momentum - learning_rate * gain * g
-            velocity[k, i] = v
-            norm2 += v * v
+            velocity[k, i] = v * momentum - learning_rate * gain * g
+        for k in range(d):  # a loop that stores nothing (see nbembed._kernels.reduction)
+            norm2 += velocity[k, i] * velocity[k, i]
         scale = 1.0
         if max_step_norm > 0.0 and norm2 > max_step_norm * max_step_norm:
             shortened += 1

@@ -19,8 +19,7 @@ runs damped Newton (backtracking on f_n) for every object in parallel, then adds
 f_n and the object's share of dJ/dphi_k = sum_n (p_nk - q_nk)(phi_k - r_n) to
 per-chunk sums. Objects are cut into fixed chunks and the chunk sums are added
 in order afterwards, so the order of every sum is the same for any number of
-threads (measured differences between 1 and 2 threads: 1 ulp in single objects,
-from the vectorized short loops).
+threads.
 
 Layout: P (n, K), R (n, d) and Phi (K, d), all C-contiguous float64; one
 object's row is contiguous. Costs are O(n K d) per Newton sweep; the d x d solve
@@ -63,11 +62,11 @@ def log_membership(r, Phi, log_prior, logq, q):
         logq[k] = a
         if a > top:
             top = a
-    z = 0.0
     for k in range(K):
-        e = math.exp(logq[k] - top)
-        q[k] = e
-        z += e
+        q[k] = math.exp(logq[k] - top)
+    z = 0.0  # summed in a loop that stores nothing (see nbembed._kernels.reduction)
+    for k in range(K):
+        z += q[k]
     lse = top + math.log(z)
     for k in range(K):
         logq[k] -= lse

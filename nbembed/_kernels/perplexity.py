@@ -87,7 +87,6 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
                     continue
                 shifted = row[j] - d_min
                 e = math.exp(-b * shifted)
-                P[i, j] = e
                 total += e
                 first += e * shifted
                 second += e * shifted * shifted
@@ -111,7 +110,10 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
                 b = 0.5 * (lo + hi)
             if not lo < b < hi and hi < np.inf:  # the bracket is down to rounding
                 break
+        # Written once, after the search, so that the search's sums are in a
+        # loop that stores nothing (see nbembed._kernels.reduction).
         for j in range(m):
-            P[i, j] /= total
+            if not (skip_diagonal and j == i):
+                P[i, j] = math.exp(-b_used * (row[j] - d_min)) / total
         beta[i] = b_used
     return P, beta, ties

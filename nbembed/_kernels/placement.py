@@ -85,12 +85,13 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
                 shift = min(shift, tau[j])
         h = np.empty(n)
         g = np.empty(n)
-        z = 0.0
         for j in range(n):
             hj, sj = kernel_by_alpha(b * (tau[j] - shift), alpha)
             h[j] = hj
             g[j] = b * sj
-            z += hj
+        z = 0.0  # summed in a loop that stores nothing (see nbembed._kernels.reduction)
+        for j in range(n):
+            z += h[j]
         log_z = math.log(z)
         attraction = np.zeros(d)
         kl_pq = 0.0

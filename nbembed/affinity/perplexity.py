@@ -324,14 +324,16 @@ def _approximate_neighbors(X, k, metric, random_state):
     # max_candidates: pynndescent's default (60 here) preallocates about 3 GB of update
     # buffers whatever n; 30 takes 0.8 GB and kept 99.6% of the exact neighbours on
     # 20 000 points in 50 dimensions (99.9% with 60).
-    # n_trees, n_iters: a larger random-projection forest to start from and at most
-    # 6 rounds of descent (each round took 20-25 s at 10^6 points). On the 50-D
-    # mixture of the benchmarks, 91 neighbours: 10^6 points 220 s -> 180 s, recall
-    # 0.887 -> 0.892 (the defaults stopped after 11 rounds); 70 000 points recall
-    # 0.988 -> 0.992.
+    # n_trees, n_iters: a large random-projection forest to start from and at most
+    # 4 rounds of descent. At 10^6 points of the 50-D mixture of the benchmarks, 92
+    # neighbours, two cores: a tree takes about 0.3 s and a round 25-27 s, and the
+    # forest buys more recall per second than the rounds do (recall on 500 rows
+    # against the exact search): 24 trees and 6 rounds 168 s, recall 0.889; 24 and 4
+    # 138 s, 0.829; 12 and 5 148 s, 0.818; 48 and 4 150 s, 0.895; 64 and 3 143 s,
+    # 0.886. (pynndescent's defaults stopped after 11 rounds, 220 s, 0.887.)
     index = NNDescent(data, n_neighbors=k + 1, metric=metric, random_state=seed,
                       low_memory=True, compressed=True, max_candidates=30,
-                      n_trees=24, n_iters=6)
+                      n_trees=48, n_iters=4)
     idx, dist = index.neighbor_graph
     del index
     return _drop_self(dist, idx, k)

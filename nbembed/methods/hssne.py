@@ -68,11 +68,13 @@ def resolve_optimizer(optimizer, alpha):
 
 #: Iterations between two evaluations of the cost with a sparse P of up to
 #: ``COST_EVERY_MAX_N`` points; five times as many with more points or a dense P,
-#: ten times as many with a dense P of ``SPARSER_DENSE_COST_MIN_N`` points or more.
-#: At 70 000 points one evaluation took 103 ms against 74 ms for an iteration, so
-#: every 10 iterations the cost was a tenth of the fit.
+#: ten times as many with a dense P of ``SPARSER_DENSE_COST_MIN_N`` points or more
+#: or a sparse one of more than ``SPARSEST_COST_MIN_N``. At 70 000 points one
+#: evaluation took 103 ms against 74 ms for an iteration, so every 10 iterations
+#: the cost was a tenth of the fit; at 10^6 points one took 0.9-2 s.
 COST_EVERY = 10
 COST_EVERY_MAX_N = 50_000
+SPARSEST_COST_MIN_N = 500_000
 SPARSER_DENSE_COST_MIN_N = 1000
 
 
@@ -94,6 +96,8 @@ def cost_interval(P):
     """
     if not sp.issparse(P):
         return (10 if P.shape[0] >= SPARSER_DENSE_COST_MIN_N else 5) * COST_EVERY
+    if P.shape[0] > SPARSEST_COST_MIN_N:
+        return 10 * COST_EVERY
     if P.shape[0] > COST_EVERY_MAX_N:
         return 5 * COST_EVERY
     return COST_EVERY
@@ -155,7 +159,8 @@ class HSSNE(EmbeddingEstimator):
         exaggeration, when the cost changed by at most ``tol`` of itself per
         iteration over each of the last two recording intervals (at least 100
         iterations; the cost is recorded every 50 or 100 iterations with an
-        exact P, every 10 or 50 (above 50 000 points) with a sparse one).
+        exact P, every 10, 50 (above 50 000 points) or 100 (above 500 000) with a
+        sparse one).
         ``n_iter_`` then says where it stopped and ``converged_`` is True. 0 always runs
         ``max_iter`` iterations. On the 1797 digits the cost still falls by
         5e-5 per iteration at 1000 iterations for alpha = 1 (no early stop);

@@ -330,7 +330,10 @@ def _approximate_neighbors(X, k, metric, random_state):
     # forest buys more recall per second than the rounds do (recall on 500 rows
     # against the exact search): 24 trees and 6 rounds 168 s, recall 0.889; 24 and 4
     # 138 s, 0.829; 12 and 5 148 s, 0.818; 48 and 4 150 s, 0.895; 64 and 3 143 s,
-    # 0.886. (pynndescent's defaults stopped after 11 rounds, 220 s, 0.887.)
+    # 0.886. (pynndescent's defaults stopped after 11 rounds, 220 s, 0.887.) At 10^5
+    # points, 24 trees and 6 rounds against 48 and 4: the mixture 18.1 -> 14.4 s,
+    # recall 0.989 -> 0.993; the image-like set of 256 dimensions 23.5 -> 23.4 s,
+    # recall 0.9995 -> 0.9996.
     index = NNDescent(data, n_neighbors=k + 1, metric=metric, random_state=seed,
                       low_memory=True, compressed=True, max_candidates=30,
                       n_trees=48, n_iters=4)

@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -43,6 +44,11 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
                   "--disable-sync"]
 
 VIEWPORT = {"width": 1400, "height": 1000}
+
+#: How long past its own timeout a wait may stay unanswered before the page is
+#: taken for hung (Playwright's timeout cannot end a wait whose page has stopped
+#: answering: it asks the page to cancel the poll first).
+HUNG_GRACE_S = 60.0
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
@@ -72,10 +78,88 @@ def chromium_context(profile_dir, viewport=None):
             str(profile_dir), executable_path=str(CHROMIUM), headless=True,
             args=CHROMIUM_FLAGS, viewport=viewport or VIEWPORT)
         context.set_default_timeout(TIMEOUT_S * 1000)
+        _PROFILES[id(context)] = pathlib.Path(profile_dir).resolve()
         try:
             yield context
         finally:
+            _PROFILES.pop(id(context), None)
             context.close()
+
+
+class BrowserStopped(AssertionError):
+    """The browser's page stopped answering (its renderer hung), so a wait could not
+    end; the e2e tests are rerun once on this error only (see ``pytest_collection_modifyitems``)."""
+
+
+def _descendants(pid):
+    """Process ids of every descendant of ``pid`` (Linux ``/proc``)."""
+    children = {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # The command name (field 2) may hold spaces; the parent id follows it.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+#: The profile folder of each open browser context, by ``id(context)``: how
+#: :func:`kill_renderers` tells this context's Chromium from any other.
+_PROFILES = {}
+
+
+def kill_renderers(context):
+    """Kill the renderer processes of the Chromium that runs ``context`` (a context of
+    :func:`chromium_context`); the calls waiting on its pages then fail with
+    "Target crashed". Returns how many were killed."""
+    wanted = {b"--type=renderer", f"--user-data-dir={_PROFILES[id(context)]}".encode()}
+    killed = 0
+    for pid in _descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            # Chromium's children rewrite their command line as one string.
+            words = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            if wanted <= set(words.split()):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+    return killed
+
+
+def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
+    """``page.wait_for_function(script, arg)`` polled every 100 ms (not per animation
+    frame, which stops with the page's frames) with a clear error after ``timeout``
+    seconds. Should the page stop answering, its renderer is killed
+    :data:`HUNG_GRACE_S` later and :class:`BrowserStopped` raised, instead of
+    waiting forever. ``diagnostics()`` describes the page for the error."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    hung = threading.Event()
+
+    def kill():
+        hung.set()
+        kill_renderers(page.context)
+
+    watchdog = threading.Timer(timeout + HUNG_GRACE_S, kill)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
+                                      polling=100).json_value()
+    except (PlaywrightTimeout, PlaywrightError) as exc:
+        if hung.is_set():
+            raise BrowserStopped(f"the page stopped answering while waiting for {what}; "
+                                 f"its renderer was killed after {timeout + HUNG_GRACE_S:.0f}"
+                                 f" s") from exc
+        if not isinstance(exc, PlaywrightTimeout):
+            raise
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
+                             f"{diagnostics()}") from None
+    finally:
+        watchdog.cancel()
 
 
 # ------------------------------------------------------------------ server
@@ -276,17 +360,25 @@ class JupyterLab:
         self.context = context
         self.server = server
         self.page = None
+        self._crashed = False
         self.console = []
         self._count = 0
 
     def _ensure_page(self):
-        if self.page is not None and not self.page.is_closed():
+        """The shared page; a new one when there is none or its renderer crashed
+        (or was killed as hung), so one broken page does not fail every later test."""
+        if self.page is not None and not self.page.is_closed() and not self._crashed:
             return self.page
+        if self.page is not None and not self.page.is_closed():
+            with contextlib.suppress(Exception):
+                self.page.close()
+        self._crashed = False
         page = self.context.new_page()
         page.on("console", lambda msg: self.console.append(f"[{msg.type}] {msg.text}"))
         page.on("pageerror", lambda err: self.console.append(f"[pageerror] {err}"))
+        page.on("crash", lambda _: setattr(self, "_crashed", True))
         page.goto(f"{self.server.url}/lab?reset&token={self.server.token}")
-        page.wait_for_function("() => window.jupyterapp !== undefined")
+        page.wait_for_function("() => window.jupyterapp !== undefined", polling=100)
         page.evaluate("async () => { await window.jupyterapp.restored; }")
         self.page = page
         return page
@@ -394,14 +486,8 @@ class Notebook:
     # -- waiting -------------------------------------------------------------
     def wait_js(self, script, arg=None, *, what, timeout=TIMEOUT_S):
         """Wait until the JavaScript function ``script(arg)`` returns a truthy value."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        try:
-            return self.page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
-                                               polling="raf").json_value()
-        except PlaywrightTimeout:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
-                                 f"{self.diagnostics()}") from None
+        return wait_for_js(self.page, script, arg, what=what, timeout=timeout,
+                           diagnostics=self.diagnostics)
 
     def wait_attr(self, selector, name, predicate="(v) => v !== null", *, what=None,
                   timeout=TIMEOUT_S):
@@ -536,11 +622,25 @@ class WidgetPage:
                   const el = document.querySelector(selector);
                   const v = el && el.getAttribute(name);
                   return el && (0, eval)(predicate)(v) ? {value: v} : false;
-                }""", arg=[selector, name, predicate], polling="raf")
+                }""", arg=[selector, name, predicate], polling=100)
         except PlaywrightTimeout:
             raise AssertionError(f"timed out waiting for {what}; page errors: "
                                  f"{self.errors}") from None
         return handle.json_value()["value"]
+
+
+# ----------------------------------------------------------------- reruns
+
+def pytest_collection_modifyitems(config, items):
+    """Rerun a browser test once when, and only when, its page hung
+    (:class:`BrowserStopped`): Chromium's renderer has been seen to stop answering
+    under load before any of the project's code ran. Every other failure fails."""
+    if not config.pluginmanager.hasplugin("rerunfailures"):
+        return
+    here = pathlib.Path(__file__).parent
+    for item in items:
+        if here in pathlib.Path(item.fspath).parents:
+            item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=["BrowserStopped"]))
 
 
 # ----------------------------------------------------------------- fixtures

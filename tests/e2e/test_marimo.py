@@ -26,7 +26,8 @@ import urllib.request
 
 import pytest
 
-from .conftest import REPO_ROOT, TIMEOUT_S, draw_lasso, free_port, route_offline
+from .conftest import (REPO_ROOT, TIMEOUT_S, draw_lasso, free_port, route_offline,
+                       wait_for_js)
 
 pytest.importorskip("marimo")
 pytest.importorskip("anywidget")
@@ -207,14 +208,8 @@ class MarimoPage:
 
     def wait_js(self, script, arg=None, *, what, timeout=WAIT_S):
         """Wait until the JavaScript function ``script(arg)`` returns a truthy value."""
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        try:
-            return self.page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
-                                               polling=100).json_value()
-        except PlaywrightTimeout:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
-                                 f"{self.diagnostics()}") from None
+        return wait_for_js(self.page, script, arg, what=what, timeout=timeout,
+                           diagnostics=self.diagnostics)
 
     def wait_attr(self, name, predicate, *, what, timeout=WAIT_S):
         """Wait until attribute ``name`` of the Explorer's root satisfies the JavaScript

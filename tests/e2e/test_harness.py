@@ -1,0 +1,55 @@
+"""The browser harness itself: a page that stops answering ends its wait with a
+clear error instead of holding the test run until CI's limit, and the shared
+JupyterLab page is replaced after its renderer dies."""
+
+import pytest
+
+from . import conftest
+from .conftest import BrowserStopped, kill_renderers, missing_browser_reason
+
+pytestmark = pytest.mark.skipif(missing_browser_reason() is not None,
+                                reason=str(missing_browser_reason()))
+
+#: A condition that is never met and, once its poll is under way, stops the page's
+#: main thread for good, so the page answers nothing (not even the request to
+#: cancel the poll, which is where Playwright's own timeout waits forever).
+_HANGS_WHILE_POLLED = """() => {
+  window.polls = (window.polls || 0) + 1;
+  if (window.polls === 3) setTimeout(() => { for (;;) {} }, 0);
+  return false;
+}"""
+
+
+def test_a_wait_on_a_hung_page_ends_with_browser_stopped(browser_context, monkeypatch):
+    monkeypatch.setattr(conftest, "HUNG_GRACE_S", 1.0)
+    page = browser_context.new_page()
+    page.goto("data:text/html,<p>hung</p>")
+    with pytest.raises(BrowserStopped, match="waiting for a flag that never comes"):
+        conftest.wait_for_js(page, _HANGS_WHILE_POLLED, None, what="a flag that never comes",
+                             timeout=1.0, diagnostics=lambda: "")
+    # The browser lives on: a new page works.
+    fresh = browser_context.new_page()
+    assert fresh.evaluate("() => 6 * 7") == 42
+    fresh.close()
+    page.close()
+
+
+def test_a_wait_that_times_out_on_a_live_page_says_what_it_waited_for(browser_context):
+    page = browser_context.new_page()
+    page.goto("data:text/html,<p>live</p>")
+    with pytest.raises(AssertionError, match="timed out after 1 s waiting for a flag") as err:
+        conftest.wait_for_js(page, "() => window.neverSet", None, what="a flag",
+                             timeout=1.0, diagnostics=lambda: "page state: fine")
+    assert not isinstance(err.value, BrowserStopped)
+    assert "page state: fine" in str(err.value)
+    page.close()
+
+
+def test_a_crashed_lab_page_is_replaced(lab):
+    page = lab._ensure_page()
+    assert kill_renderers(lab.context) >= 1
+    with pytest.raises(Exception, match="crash"):
+        page.evaluate("() => 1")
+    fresh = lab._ensure_page()
+    assert fresh is not page
+    assert fresh.evaluate("() => window.jupyterapp !== undefined")

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT_PARALLEL
+from .fastexp import exp_nonpositive
 
 _MAX_STEPS = 200
 _TOL = 1e-10
@@ -82,14 +83,16 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
             total = 0.0
             first = 0.0
             second = 0.0
+            # Branch-free (selects, not a skipped iteration) and with an exp of
+            # plain arithmetic, so that LLVM vectorizes the row's sums.
             for j in range(m):
-                if skip_diagonal and j == i:
-                    continue
-                shifted = row[j] - d_min
-                e = math.exp(-b * shifted)
+                shifted = max(row[j] - d_min, 0.0)
+                e = exp_nonpositive(-b * shifted)
+                e = 0.0 if skip_diagonal and j == i else e
+                weighted = e * shifted if e > 0.0 else 0.0
                 total += e
-                first += e * shifted
-                second += e * shifted * shifted
+                first += weighted
+                second += weighted * shifted
             first /= total
             entropy = math.log(total) + b * first
             b_used = b
@@ -114,6 +117,6 @@ def conditional_probabilities(sq_distances, log_perplexity, skip_diagonal):
         # loop that stores nothing (see nbembed._kernels.reduction).
         for j in range(m):
             if not (skip_diagonal and j == i):
-                P[i, j] = math.exp(-b_used * (row[j] - d_min)) / total
+                P[i, j] = exp_nonpositive(-b_used * max(row[j] - d_min, 0.0)) / total
         beta[i] = b_used
     return P, beta, ties

@@ -8,7 +8,7 @@ from nbembed._folds import stratified_folds
 from nbembed.affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
     choose_spread_neighbors, knn_graph, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
-from nbembed.methods.mbed import Mbed
+from nbembed.methods.mbed import Mbed, spreading_classifies_better
 from test_mbed import blobs, small
 
 
@@ -166,6 +166,50 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     few = small(4, max_iter=40).fit(X, np.where(np.isin(np.arange(len(y)), firsts), y, -1))
     assert few.spread_neighbors_ == SPREAD_NEIGHBORS and few.spread_cv_errors_ is None
     assert small(4, max_iter=40).fit(X).spread_neighbors_ is None
+
+
+def test_spreading_classifies_better_only_beyond_the_noise():
+    # 15 against 5 errors in 100 held-out labels: 10 >= 2 sqrt(20)
+    assert spreading_classifies_better(0.15, 0.05, 100.0)
+    # 26 against 16: 10 < 2 sqrt(42); equal or the map better: never
+    assert not spreading_classifies_better(0.26, 0.16, 100.0)
+    assert not spreading_classifies_better(0.1, 0.1, 100.0)
+    assert not spreading_classifies_better(0.05, 0.15, 100.0)
+    assert not spreading_classifies_better(0.0, 0.0, 100.0)
+    # the same rates on ten times fewer labels are within the noise
+    assert not spreading_classifies_better(0.15, 0.05, 10.0)
+
+
+def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng):
+    # The rings: Gaussian neighbourhoods of any width candidate reach across rings,
+    # while the graph of five neighbours follows them.
+    X, y = rings(rng)
+    partial = np.where(np.arange(len(y)) % 8 == 0, y, -1)
+    unlabelled = partial < 0
+    model = small(4).fit(X, partial)
+    assert model.labels_source_ == "spreading"
+    full = np.min(model.sigma_cv_errors_[model.sigma_cv_folds_ == 3])
+    assert full > 0.4 and np.min(model.spread_cv_errors_) == 0.0
+    targets = np.zeros((len(y), 4))
+    targets[~unlabelled, partial[~unlabelled]] = 1.0
+    _, idx = nearest_neighbors(X, model.spread_neighbors_)
+    spread = spread_labels(knn_graph(idx), targets).argmax(axis=1)
+    np.testing.assert_array_equal(model.labels_, spread)
+    assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.02
+    # the map and its memberships stay Mbed's, and miss most rings
+    assert np.mean(model.membership_.argmax(axis=1)[unlabelled] != y[unlabelled]) > 0.3
+
+
+def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
+    X, y = blobs(rng, n_per=30, K=3, gap=8.0)
+    partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    model = small(3).fit(X, partial)
+    assert model.anneal_start_ == "labels" and model.sigma_cv_errors_ is not None
+    assert model.labels_source_ == "map"
+    np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
+    # without a cross-validated sigma there is nothing to compare: the map's
+    fixed = small(3, sigma=2.0).fit(X, partial)
+    assert fixed.labels_source_ == "map"
 
 
 @pytest.mark.parametrize("params, match", [

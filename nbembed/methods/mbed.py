@@ -67,6 +67,23 @@ SIGMA_CV_FOLDS = 3
 SIGMA_CV_STEPS = 5
 #: Candidates that go on to the other folds after the first (successive halving).
 SIGMA_CV_KEEP = 2
+#: How many of its binomial standard deviations the map's cross-validated errors
+#: must exceed the spreading's by before ``labels_`` come from the spreading.
+SPREADING_WINS_AT = 2.0
+
+
+def spreading_classifies_better(map_error, spread_error, total_weight):
+    """Whether held-out labels say the spread labels are clearly better than the map's.
+
+    Both errors are weighted rates over the same folds of labelled points, whose
+    weights sum to ``total_weight``. With e_m and e_s the weighted counts of
+    errors, the spreading wins when e_m - e_s >= ``SPREADING_WINS_AT`` *
+    sqrt(e_m + e_s): the counts' difference is beyond what the noise of this
+    many errors explains (a sign test, as if no point were missed by both).
+    """
+    e_map, e_spread = map_error * total_weight, spread_error * total_weight
+    return e_map - e_spread >= SPREADING_WINS_AT * np.sqrt(e_map + e_spread) and \
+        e_map > e_spread
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -192,7 +209,14 @@ class Mbed(EmbeddingEstimator):
     membership_ : ndarray (n_samples, n_classes)
         Class probabilities m_ik at the selected step.
     labels_ : ndarray (n_samples,)
-        argmax of ``membership_``.
+        argmax of ``membership_``; the spread labels of the start instead when
+        ``labels_source_`` is "spreading".
+    labels_source_ : {"map", "spreading"}
+        Where ``labels_`` come from. "spreading" when the labels started the
+        annealing (``anneal_start_`` "labels") and sigma was cross-validated,
+        and on the same folds the spread labels missed clearly fewer held-out
+        labels than the map did (:func:`spreading_classifies_better`); the
+        map, its memberships and ``predict`` stay Mbed's.
     step_embeddings_ : ndarray (n_anneal - 1, n_samples, n_components)
         The embedding at the end of every annealing step.
     step_memberships_ : ndarray (n_anneal - 1, n_samples, n_classes)
@@ -405,7 +429,26 @@ class Mbed(EmbeddingEstimator):
         self.sigma_candidates_ = self.sigma_cv_errors_ = self.sigma_cv_folds_ = None
         if rule == "cv":
             self._cross_validate_sigma(run_for, soft, weights, folds)
+        self._choose_labels_source(graph, soft, weights)
         return run_for(self.sigma_, weights)
+
+    def _choose_labels_source(self, graph, soft, weights):
+        """Set ``labels_source_``: "spreading" when the cross-validation of both the
+        map (the chosen sigma) and the spreading start (the chosen graph), on the
+        same folds, says the spread labels are clearly better
+        (:func:`spreading_classifies_better`); else "map"."""
+        self.labels_source_ = "map"
+        self._spread_labels = None
+        if graph is None or self.sigma_cv_errors_ is None or self.spread_cv_errors_ is None:
+            return
+        map_error = float(np.min(self.sigma_cv_errors_[self.sigma_cv_folds_ == SIGMA_CV_FOLDS]))
+        spread_error = float(np.min(self.spread_cv_errors_))
+        if spreading_classifies_better(map_error, spread_error, float(weights.sum())):
+            self.labels_source_ = "spreading"
+            self._spread_labels = spread_labels(graph, soft * weights[:, None]).argmax(axis=1)
+            logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map and "
+                        "%.1f%% by spreading them; labels_ are the spread labels.",
+                        100 * map_error, 100 * spread_error)
 
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_`` and ``spread_neighbors`` at
@@ -562,6 +605,8 @@ class Mbed(EmbeddingEstimator):
             self.embedding_ = run.step_embeddings[step]
             self.membership_ = run.step_memberships[step]
         self.labels_ = self.membership_.argmax(axis=1)
+        if getattr(self, "labels_source_", "map") == "spreading":
+            self.labels_ = self._spread_labels
         self.selected_step_ = step
         shape = (0, run.n_samples)
         self.step_embeddings_ = (np.array(run.step_embeddings) if run.step_embeddings else

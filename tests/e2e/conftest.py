@@ -115,17 +115,37 @@ _PROFILES = {}
 def kill_renderers(context):
     """Kill the renderer processes of the Chromium that runs ``context`` (a context of
     :func:`chromium_context`); the calls waiting on its pages then fail with
-    "Target crashed". Returns how many were killed."""
+    "Target crashed". Returns once Chromium has reaped them (so that a new page does
+    not land in one of them, such as the spare renderer it keeps ready), or after
+    :data:`TIMEOUT_S`; returns how many were killed."""
     wanted = {b"--type=renderer", f"--user-data-dir={_PROFILES[id(context)]}".encode()}
-    killed = 0
+    killed = []
     for pid in _descendants(os.getpid()):
         with contextlib.suppress(OSError):
             # Chromium's children rewrite their command line as one string.
             words = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
             if wanted <= set(words.split()):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
-    return killed
+                killed.append(pid)
+    deadline = time.monotonic() + TIMEOUT_S
+    while any(pathlib.Path(f"/proc/{pid}").exists() for pid in killed) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(killed)
+
+
+def new_page(context, attempts=3):
+    """``context.new_page()``, tried again when the page lands in a renderer that
+    has just crashed (right after :func:`kill_renderers`, Chromium may still hand
+    out the dead spare renderer before it has noticed)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(attempts):
+        try:
+            return context.new_page()
+        except PlaywrightError as exc:
+            if "crash" not in str(exc).lower() or attempt == attempts - 1:
+                raise
 
 
 def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
@@ -373,7 +393,7 @@ class JupyterLab:
             with contextlib.suppress(Exception):
                 self.page.close()
         self._crashed = False
-        page = self.context.new_page()
+        page = new_page(self.context)
         page.on("console", lambda msg: self.console.append(f"[{msg.type}] {msg.text}"))
         page.on("pageerror", lambda err: self.console.append(f"[pageerror] {err}"))
         page.on("crash", lambda _: setattr(self, "_crashed", True))
@@ -547,7 +567,7 @@ class WidgetPage:
     """A page rendering anywidget modules against a fake model."""
 
     def __init__(self, context):
-        self.page = context.new_page()
+        self.page = new_page(context)
         self.modules = {}
         self.errors = []
         self.page.on("pageerror", lambda err: self.errors.append(str(err)))

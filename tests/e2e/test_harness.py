@@ -5,7 +5,7 @@ JupyterLab page is replaced after its renderer dies."""
 import pytest
 
 from . import conftest
-from .conftest import BrowserStopped, kill_renderers, missing_browser_reason
+from .conftest import BrowserStopped, kill_renderers, missing_browser_reason, new_page
 
 pytestmark = pytest.mark.skipif(missing_browser_reason() is not None,
                                 reason=str(missing_browser_reason()))
@@ -28,7 +28,7 @@ def test_a_wait_on_a_hung_page_ends_with_browser_stopped(browser_context, monkey
         conftest.wait_for_js(page, _HANGS_WHILE_POLLED, None, what="a flag that never comes",
                              timeout=1.0, diagnostics=lambda: "")
     # The browser lives on: a new page works.
-    fresh = browser_context.new_page()
+    fresh = new_page(browser_context)
     assert fresh.evaluate("() => 6 * 7") == 42
     fresh.close()
     page.close()

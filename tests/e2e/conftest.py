@@ -148,14 +148,12 @@ def new_page(context, attempts=3):
                 raise
 
 
-def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
-    """``page.wait_for_function(script, arg)`` polled every 100 ms (not per animation
-    frame, which stops with the page's frames) with a clear error after ``timeout``
-    seconds. Should the page stop answering, its renderer is killed
-    :data:`HUNG_GRACE_S` later and :class:`BrowserStopped` raised, instead of
-    waiting forever. ``diagnostics()`` describes the page for the error."""
+@contextlib.contextmanager
+def hang_watchdog(page, seconds, what):
+    """Bound a Playwright call on ``page`` that has no timeout of its own: should it
+    not return within ``seconds``, this browser's renderers are killed, which ends
+    the call, and :class:`BrowserStopped` is raised in its place."""
     from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     hung = threading.Event()
 
@@ -163,23 +161,35 @@ def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
         hung.set()
         kill_renderers(page.context)
 
-    watchdog = threading.Timer(timeout + HUNG_GRACE_S, kill)
+    watchdog = threading.Timer(seconds, kill)
     watchdog.daemon = True
     watchdog.start()
     try:
-        return page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
-                                      polling=100).json_value()
-    except (PlaywrightTimeout, PlaywrightError) as exc:
+        yield
+    except PlaywrightError as exc:
         if hung.is_set():
-            raise BrowserStopped(f"the page stopped answering while waiting for {what}; "
-                                 f"its renderer was killed after {timeout + HUNG_GRACE_S:.0f}"
-                                 f" s") from exc
-        if not isinstance(exc, PlaywrightTimeout):
-            raise
-        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
-                             f"{diagnostics()}") from None
+            raise BrowserStopped(f"the page stopped answering while {what}; its renderer "
+                                 f"was killed after {seconds:.0f} s") from exc
+        raise
     finally:
         watchdog.cancel()
+
+
+def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
+    """``page.wait_for_function(script, arg)`` polled every 100 ms (not per animation
+    frame, which stops with the page's frames) with a clear error after ``timeout``
+    seconds. Should the page stop answering, its renderer is killed
+    :data:`HUNG_GRACE_S` later and :class:`BrowserStopped` raised, instead of
+    waiting forever. ``diagnostics()`` describes the page for the error."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        with hang_watchdog(page, timeout + HUNG_GRACE_S, f"waiting for {what}"):
+            return page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
+                                          polling=100).json_value()
+    except PlaywrightTimeout:
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n"
+                             f"{diagnostics()}") from None
 
 
 # ------------------------------------------------------------------ server
@@ -420,9 +430,10 @@ class JupyterLab:
         page = self._ensure_page()
         name = self.write(stem, cells)
         self.console.clear()
-        page.evaluate("async (path) => { await window.jupyterapp.commands.execute("
-                      "'docmanager:open', {path, factory: 'Notebook'}); }", name)
-        notebook = Notebook(self, name)
+        with hang_watchdog(page, TIMEOUT_S + HUNG_GRACE_S, f"opening {name}"):
+            page.evaluate("async (path) => { await window.jupyterapp.commands.execute("
+                          "'docmanager:open', {path, factory: 'Notebook'}); }", name)
+            notebook = Notebook(self, name)
         try:
             notebook.wait_kernel_idle()
             if run:
@@ -634,19 +645,13 @@ class WidgetPage:
             "() => window.harness.fake.sent.some((m) => m.content.type !== 'drawn')")
 
     def wait_attr(self, selector, name, predicate, what):
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-        try:
-            handle = self.page.wait_for_function(
-                """([selector, name, predicate]) => {
-                  const el = document.querySelector(selector);
-                  const v = el && el.getAttribute(name);
-                  return el && (0, eval)(predicate)(v) ? {value: v} : false;
-                }""", arg=[selector, name, predicate], polling=100)
-        except PlaywrightTimeout:
-            raise AssertionError(f"timed out waiting for {what}; page errors: "
-                                 f"{self.errors}") from None
-        return handle.json_value()["value"]
+        found = wait_for_js(self.page, """([selector, name, predicate]) => {
+                              const el = document.querySelector(selector);
+                              const v = el && el.getAttribute(name);
+                              return el && (0, eval)(predicate)(v) ? {value: v} : false;
+                            }""", [selector, name, predicate], what=what, timeout=TIMEOUT_S,
+                            diagnostics=lambda: f"page errors: {self.errors}")
+        return found["value"]
 
 
 # ----------------------------------------------------------------- reruns

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
 import importlib.util
 import json
 import os
@@ -112,19 +113,22 @@ def _descendants(pid):
 _PROFILES = {}
 
 
-def kill_renderers(context):
+def kill_renderers(context=None):
     """Kill the renderer processes of the Chromium that runs ``context`` (a context of
-    :func:`chromium_context`); the calls waiting on its pages then fail with
-    "Target crashed". Returns once Chromium has reaped them (so that a new page does
-    not land in one of them, such as the spare renderer it keeps ready), or after
-    :data:`TIMEOUT_S`; returns how many were killed."""
-    wanted = {b"--type=renderer", f"--user-data-dir={_PROFILES[id(context)]}".encode()}
+    :func:`chromium_context`; ``None``: of every one this process opened); the calls
+    waiting on their pages then fail with "Target crashed". Returns once Chromium has
+    reaped them (so that a new page does not land in one of them, such as the spare
+    renderer it keeps ready), or after :data:`TIMEOUT_S`; returns how many were killed."""
+    profiles = list(_PROFILES.values()) if context is None else [_PROFILES[id(context)]]
+    wanted = [{b"--type=renderer", f"--user-data-dir={profile}".encode()}
+              for profile in profiles]
     killed = []
     for pid in _descendants(os.getpid()):
         with contextlib.suppress(OSError):
             # Chromium's children rewrite their command line as one string.
-            words = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-            if wanted <= set(words.split()):
+            words = set(pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+                        .replace(b"\0", b" ").split())
+            if any(flags <= words for flags in wanted):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
     deadline = time.monotonic() + TIMEOUT_S
@@ -149,25 +153,24 @@ def new_page(context, attempts=3):
 
 
 @contextlib.contextmanager
-def hang_watchdog(page, seconds, what):
-    """Bound a Playwright call on ``page`` that has no timeout of its own: should it
-    not return within ``seconds``, this browser's renderers are killed, which ends
-    the call, and :class:`BrowserStopped` is raised in its place."""
-    from playwright.sync_api import Error as PlaywrightError
-
+def hang_watchdog(seconds, what, context=None):
+    """Bound Playwright calls that have no timeout of their own: should the block not
+    end within ``seconds``, the renderers of ``context``'s browser (``None``: of every
+    browser of this process) are killed, which ends the calls waiting on their pages,
+    and :class:`BrowserStopped` is raised in place of the error that follows."""
     hung = threading.Event()
 
     def kill():
         hung.set()
-        kill_renderers(page.context)
+        kill_renderers(context)
 
     watchdog = threading.Timer(seconds, kill)
     watchdog.daemon = True
     watchdog.start()
     try:
         yield
-    except PlaywrightError as exc:
-        if hung.is_set():
+    except Exception as exc:
+        if hung.is_set() and not isinstance(exc, BrowserStopped):
             raise BrowserStopped(f"the page stopped answering while {what}; its renderer "
                                  f"was killed after {seconds:.0f} s") from exc
         raise
@@ -184,7 +187,7 @@ def wait_for_js(page, script, arg, *, what, timeout, diagnostics):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        with hang_watchdog(page, timeout + HUNG_GRACE_S, f"waiting for {what}"):
+        with hang_watchdog(timeout + HUNG_GRACE_S, f"waiting for {what}", page.context):
             return page.wait_for_function(script, arg=arg, timeout=timeout * 1000,
                                           polling=100).json_value()
     except PlaywrightTimeout:
@@ -198,6 +201,14 @@ def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def die_with_parent():
+    """``preexec_fn`` of a server: the kernel sends it SIGTERM when the test process
+    that started it dies, so a worker stopped on a hang (``faulthandler_timeout``)
+    leaves no server behind."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def isolated_jupyter_env(base, extra=None):
@@ -269,7 +280,7 @@ class LabServer:
             self.process = subprocess.Popen(
                 command, cwd=self.root_dir, env=env,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                start_new_session=True, preexec_fn=die_with_parent)
         deadline = time.monotonic() + TIMEOUT_S
         while True:
             if self.process.poll() is not None:
@@ -430,7 +441,7 @@ class JupyterLab:
         page = self._ensure_page()
         name = self.write(stem, cells)
         self.console.clear()
-        with hang_watchdog(page, TIMEOUT_S + HUNG_GRACE_S, f"opening {name}"):
+        with hang_watchdog(TIMEOUT_S + HUNG_GRACE_S, f"opening {name}", page.context):
             page.evaluate("async (path) => { await window.jupyterapp.commands.execute("
                           "'docmanager:open', {path, factory: 'Notebook'}); }", name)
             notebook = Notebook(self, name)
@@ -666,6 +677,33 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in pathlib.Path(item.fspath).parents:
             item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=["BrowserStopped"]))
+
+
+#: How long one phase (setup, call or teardown) of a browser test may run before
+#: every renderer of this process is killed. The slowest phase takes under a minute
+#: on an idle machine; this bounds the calls that have no timeout of their own (an
+#: ``evaluate`` that awaits a kernel, a key press) on a page that stopped answering.
+TEST_PHASE_LIMIT_S = 300.0
+
+
+def _bounded(phase):
+    with hang_watchdog(TEST_PHASE_LIMIT_S, f"the test's {phase} ran"):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _bounded("setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _bounded("call"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _bounded("teardown"))
 
 
 # ----------------------------------------------------------------- fixtures

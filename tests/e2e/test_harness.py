@@ -2,10 +2,17 @@
 clear error instead of holding the test run until CI's limit, and the shared
 JupyterLab page is replaced after its renderer dies."""
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from . import conftest
-from .conftest import BrowserStopped, kill_renderers, missing_browser_reason, new_page
+from .conftest import (BrowserStopped, hang_watchdog, kill_renderers, missing_browser_reason,
+                       new_page)
 
 pytestmark = pytest.mark.skipif(missing_browser_reason() is not None,
                                 reason=str(missing_browser_reason()))
@@ -53,3 +60,49 @@ def test_a_crashed_lab_page_is_replaced(lab):
     fresh = lab._ensure_page()
     assert fresh is not page
     assert fresh.evaluate("() => window.jupyterapp !== undefined")
+
+
+def test_a_call_without_a_timeout_on_a_hung_page_ends_with_browser_stopped(browser_context):
+    # What bounds every phase of a browser test: ``evaluate`` has no timeout at all.
+    page = new_page(browser_context)
+    page.goto("data:text/html,<p>busy</p>")
+    with pytest.raises(BrowserStopped, match="spinning; its renderer was killed after 2 s"):
+        with hang_watchdog(2.0, "spinning"):
+            page.evaluate("() => { for (;;) {} }")
+    fresh = new_page(browser_context)
+    assert fresh.evaluate("() => 6 * 7") == 42
+    fresh.close()
+    page.close()
+
+
+_PARENT = """
+import subprocess, sys, time
+from tests.e2e.conftest import die_with_parent
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                         start_new_session=True, preexec_fn=die_with_parent)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_server_dies_with_the_test_process_that_started_it():
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE,
+                              cwd=conftest.REPO_ROOT, text=True)
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + conftest.TIMEOUT_S
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(child):
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the child outlived its parent")
+
+
+def _alive(pid):
+    # A killed child of a dead parent is reaped by init; until then it is a zombie.
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

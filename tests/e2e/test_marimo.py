@@ -26,8 +26,8 @@ import urllib.request
 
 import pytest
 
-from .conftest import (REPO_ROOT, TIMEOUT_S, draw_lasso, free_port, route_offline,
-                       wait_for_js)
+from .conftest import (REPO_ROOT, TIMEOUT_S, die_with_parent, draw_lasso, free_port,
+                       route_offline, wait_for_js)
 
 pytest.importorskip("marimo")
 pytest.importorskip("anywidget")
@@ -155,7 +155,7 @@ class MarimoServer:
             self.process = subprocess.Popen(
                 command, cwd=self.notebook.parent, env=self.environment(),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                start_new_session=True, preexec_fn=die_with_parent)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self._healthy():
             if self.process.poll() is not None:

@@ -369,6 +369,9 @@ def main(argv=None):
     parser.add_argument("--libraries", nargs="+", default=list(DEFAULT_LIBRARIES), choices=LIBRARIES)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-fresh", action="store_true", help="skip the fresh-process column")
+    parser.add_argument("--no-peer-phases", action="store_true",
+                        help="skip openTSNE's extra verbose fit (its phase columns), which "
+                             "doubles its time; nbembed's phases stay")
     parser.add_argument("--sklearn-max-n", type=int, default=20_000)
     parser.add_argument("--timeout", type=float, default=3600.0, help="per process, seconds")
     parser.add_argument("--json", type=pathlib.Path, help="also write all records here")
@@ -403,7 +406,7 @@ def main(argv=None):
             for lib in libraries:
                 records.append(run_worker(lib, data, 0, True, args.timeout,
                                           args.peer_threads))
-        for lib in libraries:
+        for lib in [] if args.no_peer_phases else libraries:
             if lib.startswith("opentsne"):
                 records.append(run_worker(lib, data, 0, False, args.timeout,
                                           args.peer_threads, phases_run=True))

@@ -198,6 +198,12 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.02
     # the map and its memberships stay Mbed's, and miss most rings
     assert np.mean(model.membership_.argmax(axis=1)[unlabelled] != y[unlabelled]) > 0.3
+    # a restart from the chosen settings (the Explorer's) keeps the spread labels
+    again = model.with_chosen_settings()
+    assert again.labels_from == "spreading" and again.sigma == model.sigma_
+    restarted = again.fit(X, partial)
+    assert restarted.labels_source_ == "spreading"
+    np.testing.assert_array_equal(restarted.labels_, spread)
 
 
 def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
@@ -210,6 +216,27 @@ def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
     # without a cross-validated sigma there is nothing to compare: the map's
     fixed = small(3, sigma=2.0).fit(X, partial)
     assert fixed.labels_source_ == "map"
+    assert model.with_chosen_settings().labels_from == "map"
+    assert fixed.with_chosen_settings().labels_from == "auto"  # nothing was compared
+
+
+def test_labels_from_spreading_or_map_when_asked(rng):
+    X, y = blobs(rng, n_per=30, K=3, gap=8.0)
+    partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    # a random start builds no graph for the annealing; the labels' graph is built anyway
+    asked = small(3, sigma=2.0, anneal_start="random", labels_from="spreading").fit(X, partial)
+    assert asked.labels_source_ == "spreading" and asked.spread_neighbors_ is not None
+    targets = np.zeros((len(y), 3))
+    targets[partial >= 0, partial[partial >= 0]] = 1.0
+    _, idx = nearest_neighbors(X, asked.spread_neighbors_)
+    np.testing.assert_array_equal(asked.labels_,
+                                  spread_labels(knn_graph(idx), targets).argmax(axis=1))
+    X_rings, y_rings = rings(rng)
+    rings_partial = np.where(np.arange(len(y_rings)) % 8 == 0, y_rings, -1)
+    kept = small(4, labels_from="map").fit(X_rings, rings_partial)
+    assert kept.labels_source_ == "map"
+    np.testing.assert_array_equal(kept.labels_, kept.membership_.argmax(axis=1))
+    assert kept.with_chosen_settings().labels_from == "map"
 
 
 @pytest.mark.parametrize("params, match", [
@@ -217,9 +244,11 @@ def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
     (dict(spread_neighbors=0), "spread_neighbors"),
     (dict(spread_neighbors="many"), "spread_neighbors"),
     (dict(anneal_start="labels"), "no point is labelled"),
+    (dict(labels_from="spread"), "labels_from"),
+    (dict(labels_from="spreading"), 'labels_from="spreading" needs labelled points'),
 ])
 def test_bad_anneal_start(rng, params, match):
     X, y = blobs(rng)
-    labels = None if "anneal_start" in params else np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    labels = None if "anneal_start" in params or params.get("labels_from") == "spreading" else np.where(np.arange(len(y)) % 5 == 0, y, -1)
     with pytest.raises(ValueError, match=match):
         Mbed(2 if labels is None else 3, **params).fit(X, labels)

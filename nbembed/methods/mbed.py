@@ -58,6 +58,7 @@ REPULSIONS = ("auto", "exact", "fft")
 EXACT_NORMALIZERS_MAX_N = 10_000
 ANNEAL_STARTS = ("auto", "random", "labels")
 SIGMA_RULES = ("auto", "quantile", "cv")
+LABELS_FROM = ("auto", "map", "spreading")
 #: Candidates of ``sigma="cv"``, as factors of the 1/K quantile (the first, the
 #: paper's width, wins ties).
 SIGMA_FACTORS = (1.0, 1.0 / 2, 1.0 / 4, 1.0 / 8)
@@ -157,6 +158,15 @@ class Mbed(EmbeddingEstimator):
         classified by their scores; ties go to more neighbours); with fewer
         than 6 labelled points it is 10. Few neighbours follow classes that
         are thin manifolds, many bridge gaps in sparse data (docs/mbed.md).
+    labels_from : {"auto", "map", "spreading"}, default="auto"
+        Where ``labels_`` come from. "map": the map's memberships (argmax of
+        ``membership_``). "spreading": the labels spread over the
+        ``spread_neighbors`` graph (needs labelled points). "auto": "spreading"
+        where the cross-validation of sigma and of the graph, on the same folds,
+        says the spread labels classify held-out labels clearly better than the
+        map (:func:`spreading_classifies_better`; it runs when the labels start
+        the annealing and sigma and ``spread_neighbors`` are "auto"), else "map".
+        The map, its memberships and ``predict`` are Mbed's in every case.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -212,11 +222,8 @@ class Mbed(EmbeddingEstimator):
         argmax of ``membership_``; the spread labels of the start instead when
         ``labels_source_`` is "spreading".
     labels_source_ : {"map", "spreading"}
-        Where ``labels_`` come from. "spreading" when the labels started the
-        annealing (``anneal_start_`` "labels") and sigma was cross-validated,
-        and on the same folds the spread labels missed clearly fewer held-out
-        labels than the map did (:func:`spreading_classifies_better`); the
-        map, its memberships and ``predict`` stay Mbed's.
+        Where ``labels_`` come from: ``labels_from``, or with "auto" what the
+        cross-validation chose (see ``labels_from``).
     step_embeddings_ : ndarray (n_anneal - 1, n_samples, n_components)
         The embedding at the end of every annealing step.
     step_memberships_ : ndarray (n_anneal - 1, n_samples, n_classes)
@@ -284,7 +291,7 @@ class Mbed(EmbeddingEstimator):
 
     def __init__(self, n_classes=None, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
-                 spread_neighbors="auto", metric="euclidean",
+                 spread_neighbors="auto", labels_from="auto", metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
                  repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
@@ -296,6 +303,7 @@ class Mbed(EmbeddingEstimator):
         self.label_weight = label_weight
         self.anneal_start = anneal_start
         self.spread_neighbors = spread_neighbors
+        self.labels_from = labels_from
         self.metric = metric
         self.sigma = sigma
         self.affinity = affinity
@@ -377,6 +385,11 @@ class Mbed(EmbeddingEstimator):
         repulsion = self._resolve_repulsion(n, d)
         soft, weights = label_inputs(y, annotations, n, K)
         rule = self._resolve_sigma_rule(K, weights)
+        labels_from = check_option(self.labels_from, "labels_from", LABELS_FROM)
+        if labels_from == "spreading" and not np.any(weights > 0):
+            raise ValueError('labels_from="spreading" needs labelled points to spread; got '
+                             'none. Pass labels (-1 for unlabelled points) or use '
+                             'labels_from="map".')
         distances = self._all_distances(X) if affinity == "exact" else None
         if rule == "number":
             self.sigma_ = check_number(self.sigma, "sigma", low=0, low_open=True)
@@ -429,36 +442,51 @@ class Mbed(EmbeddingEstimator):
         self.sigma_candidates_ = self.sigma_cv_errors_ = self.sigma_cv_folds_ = None
         if rule == "cv":
             self._cross_validate_sigma(run_for, soft, weights, folds)
-        self._choose_labels_source(graph, soft, weights)
+        self._choose_labels_source(labels_from, X, graph, soft, weights, folds)
         return run_for(self.sigma_, weights)
 
-    def _choose_labels_source(self, graph, soft, weights):
-        """Set ``labels_source_``: "spreading" when the cross-validation of both the
-        map (the chosen sigma) and the spreading start (the chosen graph), on the
-        same folds, says the spread labels are clearly better
-        (:func:`spreading_classifies_better`); else "map"."""
+    def _labels_source_is_searched(self):
+        """Whether "auto" ``labels_from`` compared the cross-validated map and spreading."""
+        return (getattr(self, "sigma_cv_errors_", None) is not None and
+                getattr(self, "spread_cv_errors_", None) is not None)
+
+    def _choose_labels_source(self, labels_from, X, graph, soft, weights, folds):
+        """Set ``labels_source_`` (and the spread labels) from ``labels_from``: with
+        "auto", "spreading" when the cross-validation of both the map (the chosen
+        sigma) and the spreading start (the chosen graph), on the same folds, says
+        the spread labels are clearly better (:func:`spreading_classifies_better`)."""
         self.labels_source_ = "map"
         self._spread_labels = None
-        if graph is None or self.sigma_cv_errors_ is None or self.spread_cv_errors_ is None:
+        if labels_from == "map":
             return
-        map_error = float(np.min(self.sigma_cv_errors_[self.sigma_cv_folds_ == SIGMA_CV_FOLDS]))
-        spread_error = float(np.min(self.spread_cv_errors_))
-        if spreading_classifies_better(map_error, spread_error, float(weights.sum())):
-            self.labels_source_ = "spreading"
-            self._spread_labels = spread_labels(graph, soft * weights[:, None]).argmax(axis=1)
+        if labels_from == "auto":
+            if not self._labels_source_is_searched():
+                return
+            map_error = float(np.min(self.sigma_cv_errors_[
+                self.sigma_cv_folds_ == SIGMA_CV_FOLDS]))
+            spread_error = float(np.min(self.spread_cv_errors_))
+            if not spreading_classifies_better(map_error, spread_error, float(weights.sum())):
+                return
             logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map and "
                         "%.1f%% by spreading them; labels_ are the spread labels.",
                         100 * map_error, 100 * spread_error)
+        if graph is None:  # the annealing started elsewhere
+            graph = self._spread_graph(X, soft * weights[:, None], folds)
+        self.labels_source_ = "spreading"
+        self._spread_labels = spread_labels(graph, soft * weights[:, None]).argmax(axis=1)
 
     def with_chosen_settings(self):
-        """A copy with ``sigma`` fixed at ``sigma_`` and ``spread_neighbors`` at
-        ``spread_neighbors_`` where ``prepare`` chose them by cross-validation;
-        ``self`` if it chose neither (see ``EmbeddingEstimator.with_chosen_settings``)."""
+        """A copy with ``sigma`` fixed at ``sigma_``, ``spread_neighbors`` at
+        ``spread_neighbors_`` and ``labels_from`` at ``labels_source_`` where
+        ``prepare`` chose them by cross-validation; ``self`` if it chose none
+        (see ``EmbeddingEstimator.with_chosen_settings``)."""
         chosen = {}
         if getattr(self, "sigma_candidates_", None) is not None:
             chosen["sigma"] = self.sigma_
         if getattr(self, "spread_cv_errors_", None) is not None:
             chosen["spread_neighbors"] = self.spread_neighbors_
+        if self.labels_from == "auto" and self._labels_source_is_searched():
+            chosen["labels_from"] = self.labels_source_
         return copy_with(self, **chosen) if chosen else self
 
     def _resolve_sigma_rule(self, n_classes, label_weights):

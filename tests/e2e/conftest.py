@@ -68,14 +68,23 @@ def missing_browser_reason():
 
 # ----------------------------------------------------------------- browser
 
+#: The Playwright driver of this process, shared by every open browser (its sync
+#: API cannot be started twice in one thread): ``instance`` and how many use it.
+_PLAYWRIGHT = {"instance": None, "users": 0}
+
+
 @contextlib.contextmanager
 def chromium_context(profile_dir, viewport=None):
     """A persistent Chromium context with a fresh profile in ``profile_dir`` and a
-    window of ``viewport`` ({"width": ..., "height": ...}; default :data:`VIEWPORT`)."""
+    window of ``viewport`` ({"width": ..., "height": ...}; default :data:`VIEWPORT`).
+    Several may be open at once, each its own browser."""
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
+    if _PLAYWRIGHT["users"] == 0:
+        _PLAYWRIGHT["instance"] = sync_playwright().start()
+    _PLAYWRIGHT["users"] += 1
+    try:
+        context = _PLAYWRIGHT["instance"].chromium.launch_persistent_context(
             str(profile_dir), executable_path=str(CHROMIUM), headless=True,
             args=CHROMIUM_FLAGS, viewport=viewport or VIEWPORT)
         context.set_default_timeout(TIMEOUT_S * 1000)
@@ -85,6 +94,11 @@ def chromium_context(profile_dir, viewport=None):
         finally:
             _PROFILES.pop(id(context), None)
             context.close()
+    finally:
+        _PLAYWRIGHT["users"] -= 1
+        if _PLAYWRIGHT["users"] == 0:
+            _PLAYWRIGHT["instance"].stop()
+            _PLAYWRIGHT["instance"] = None
 
 
 class BrowserStopped(AssertionError):

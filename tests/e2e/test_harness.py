@@ -11,11 +11,20 @@ import time
 import pytest
 
 from . import conftest
-from .conftest import (BrowserStopped, hang_watchdog, kill_renderers, missing_browser_reason,
-                       new_page)
+from .conftest import (BrowserStopped, chromium_context, hang_watchdog, kill_renderers,
+                       missing_browser_reason, new_page)
 
 pytestmark = pytest.mark.skipif(missing_browser_reason() is not None,
                                 reason=str(missing_browser_reason()))
+
+
+@pytest.fixture
+def own_browser(tmp_path):
+    """A browser of the test's own: the tests that kill renderers on purpose must
+    not take the shared browser of the other tests with them, should Chromium not
+    survive it (seen once on a busy machine)."""
+    with chromium_context(tmp_path / "profile") as context:
+        yield context
 
 #: A condition that is never met and, once its poll is under way, stops the page's
 #: main thread for good, so the page answers nothing (not even the request to
@@ -27,15 +36,15 @@ _HANGS_WHILE_POLLED = """() => {
 }"""
 
 
-def test_a_wait_on_a_hung_page_ends_with_browser_stopped(browser_context, monkeypatch):
+def test_a_wait_on_a_hung_page_ends_with_browser_stopped(own_browser, monkeypatch):
     monkeypatch.setattr(conftest, "HUNG_GRACE_S", 1.0)
-    page = browser_context.new_page()
+    page = new_page(own_browser)
     page.goto("data:text/html,<p>hung</p>")
     with pytest.raises(BrowserStopped, match="waiting for a flag that never comes"):
         conftest.wait_for_js(page, _HANGS_WHILE_POLLED, None, what="a flag that never comes",
                              timeout=1.0, diagnostics=lambda: "")
     # The browser lives on: a new page works.
-    fresh = new_page(browser_context)
+    fresh = new_page(own_browser)
     assert fresh.evaluate("() => 6 * 7") == 42
     fresh.close()
     page.close()
@@ -62,14 +71,14 @@ def test_a_crashed_lab_page_is_replaced(lab):
     assert fresh.evaluate("() => window.jupyterapp !== undefined")
 
 
-def test_a_call_without_a_timeout_on_a_hung_page_ends_with_browser_stopped(browser_context):
+def test_a_call_without_a_timeout_on_a_hung_page_ends_with_browser_stopped(own_browser):
     # What bounds every phase of a browser test: ``evaluate`` has no timeout at all.
-    page = new_page(browser_context)
+    page = new_page(own_browser)
     page.goto("data:text/html,<p>busy</p>")
     with pytest.raises(BrowserStopped, match="spinning; its renderer was killed after 2 s"):
-        with hang_watchdog(2.0, "spinning"):
+        with hang_watchdog(2.0, "spinning", own_browser):
             page.evaluate("() => { for (;;) {} }")
-    fresh = new_page(browser_context)
+    fresh = new_page(own_browser)
     assert fresh.evaluate("() => 6 * 7") == 42
     fresh.close()
     page.close()

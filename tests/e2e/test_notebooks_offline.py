@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from .conftest import _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, route_offline
+from .conftest import _ANSI, _FIND_PANEL, CANVAS_HELPERS, REPO_ROOT, route_offline
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
 
@@ -20,7 +20,8 @@ _RAN = _FIND_PANEL + """(path) => {
   const code = findPanel(path).content.widgets.filter((w) => w.model.type === 'code');
   for (const [index, w] of code.entries()) {
     const error = w.model.outputs.toJSON().find((o) => o.output_type === 'error');
-    if (error) return {failed: index, error: error.ename + ': ' + error.evalue};
+    if (error) return {failed: index, error: error.ename + ': ' + error.evalue,
+                       traceback: (error.traceback || []).join('\\n')};
   }
   return code.every((w) => w.model.executionCount !== null) ? {failed: null} : false;
 }"""
@@ -64,7 +65,8 @@ def test_notebook_works_offline_and_fits(lab, offline, path):
     with lab.notebook(path.stem, code_cells(path)) as nb:
         ran = nb.wait_js(_RAN, nb.path, what=f"every cell of {path.name} to run",
                          timeout=RUN_TIMEOUT_S)
-        assert ran["failed"] is None, f"{path.name}, code cell {ran['failed']}: {ran['error']}"
+        assert ran["failed"] is None, (f"{path.name}, code cell {ran['failed']}: {ran['error']}"
+                                       f"\n{_ANSI.sub('', ran['traceback'])}")
         # BokehJS draws after the output is attached; give it a moment to paint.
         nb.wait_js(f"(scope) => ({_FIGURES})(scope).every((f) => f.painted > 0)", nb.scope,
                    what=f"every figure of {path.name} painted", timeout=30)

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from . import conftest
-from .conftest import (BrowserStopped, chromium_context, hang_watchdog, kill_renderers,
+from .conftest import (BrowserStopped, chromium_context, kill_renderers,
                        missing_browser_reason, new_page)
 
 pytestmark = pytest.mark.skipif(missing_browser_reason() is not None,
@@ -69,19 +69,6 @@ def test_a_crashed_lab_page_is_replaced(lab):
     fresh = lab._ensure_page()
     assert fresh is not page
     assert fresh.evaluate("() => window.jupyterapp !== undefined")
-
-
-def test_a_call_without_a_timeout_on_a_hung_page_ends_with_browser_stopped(own_browser):
-    # What bounds every phase of a browser test: ``evaluate`` has no timeout at all.
-    page = new_page(own_browser)
-    page.goto("data:text/html,<p>busy</p>")
-    with pytest.raises(BrowserStopped, match="spinning; its renderer was killed after 2 s"):
-        with hang_watchdog(2.0, "spinning", own_browser):
-            page.evaluate("() => { for (;;) {} }")
-    fresh = new_page(own_browser)
-    assert fresh.evaluate("() => 6 * 7") == 42
-    fresh.close()
-    page.close()
 
 
 _PARENT = """

@@ -39,6 +39,7 @@ from numba import get_num_threads, njit, prange
 
 from .._config import JIT, JIT_PARALLEL
 from .hssne import kernel_by_alpha
+from .reduction import ordered_sum
 
 #: Upper limit on grid nodes per dimension (M = B p): an embedding wider than
 #: this many node spacings gets wider boxes (less accurate) instead of a larger
@@ -297,9 +298,45 @@ def _convolve(spectra, kernel_spectra, pairs, workers):
     Only M rows of the result are needed, so the last stage transforms M rows only.
     """
     M = spectra.shape[-2] // 2
-    products = np.stack([spectra[c] * kernel_spectra[k] for c, k in pairs])
+    charge, kernel = (np.array(side, dtype=np.int64) for side in zip(*pairs))
+    products = _spectra_products(spectra, kernel_spectra, charge, kernel)
     columns = scipy.fft.ifft(products, axis=-2, workers=workers, overwrite_x=True)[:, :M]
     return scipy.fft.irfft(columns, n=2 * M, axis=-1, workers=workers)[:, :, :M]
+
+
+@njit(**JIT_PARALLEL)
+def _spectra_products(spectra, kernel_spectra, charge, kernel):
+    """products[r] = spectra[charge[r]] * kernel_spectra[kernel[r]], row by row
+    on every core (NumPy's products and their stacking ran on one, about a
+    fifth of the repulsion's time at 2 10^5 points)."""
+    n_rows, n_columns = spectra.shape[1], spectra.shape[2]
+    products = np.empty((charge.size, n_rows, n_columns), dtype=spectra.dtype)
+    for i in prange(n_rows):
+        for r in range(charge.size):
+            q = spectra[charge[r], i]
+            k = kernel_spectra[kernel[r], i]
+            out = products[r, i]
+            for j in range(n_columns):
+                out[j] = q[j] * k[j]
+    return products
+
+
+@njit(**JIT_PARALLEL)
+def _energy_rows(spectrum, kernel_spectrum):
+    """Per row of the real FFT's spectrum: sum_j w_j |q_j|^2 Re k_j in float64,
+    w_j = 1 for the first and last column and 2 for the others."""
+    n_rows, n_columns = spectrum.shape
+    rows = np.empty(n_rows)
+    for i in prange(n_rows):
+        acc = 0.0
+        for j in range(n_columns):
+            weight = 1.0 if j == 0 or j == n_columns - 1 else 2.0
+            q = spectrum[i, j]
+            re = np.float64(q.real)
+            im = np.float64(q.imag)
+            acc += weight * (re * re + im * im) * np.float64(kernel_spectrum[i, j].real)
+        rows[i] = acc
+    return rows
 
 
 def _energy(spectrum, kernel_spectrum):
@@ -308,13 +345,12 @@ def _energy(spectrum, kernel_spectrum):
 
     The kernel's spectrum is real (the kernel is even). The real FFT holds the
     columns 1 .. M - 1 of the full spectrum twice (as conjugates), columns 0
-    and M once.
+    and M once. The rows are summed in parallel and added in a fixed order, so
+    the result does not depend on the number of threads.
     """
-    power = (spectrum.real.astype(np.float64) ** 2 + spectrum.imag.astype(np.float64) ** 2)
-    power *= kernel_spectrum.real
-    n_columns = power.shape[-1]
-    total = 2.0 * power.sum() - power[:, 0].sum() - power[:, n_columns - 1].sum()
-    return float(total) / (power.shape[0] * 2 * (n_columns - 1))
+    n_rows, n_columns = spectrum.shape
+    total = ordered_sum(_energy_rows(spectrum, kernel_spectrum))
+    return float(total) / (n_rows * 2 * (n_columns - 1))
 
 
 #: Kernels of :class:`Grid`: H and K = H S of the power family.

@@ -287,34 +287,33 @@ def points_side_by_side(Yt):
 
 
 @njit(**JIT)
-def _attraction_row(Y, d, i, indptr, indices, pvalues, alpha, force):
+def _attraction_row(Y, i, indptr, indices, pvalues, alpha, force):
     """A_i = sum_j P_ij S_ij over the stored entries of CSR row i; ``force`` +=
-    sum_j P_ij S_ij (y_i - y_j). ``Y`` is the (n, d) array of
-    :func:`points_side_by_side` flattened: point j's coordinates are
-    Y[d j : d j + d].
+    sum_j P_ij S_ij (y_i - y_j). ``Y`` is (n, d) (:func:`points_side_by_side`).
 
     S = H^alpha = 1 / (1 + alpha tau) for every alpha (1 at alpha = 0), so the
     attraction needs no power: one division per entry, whatever the tail.
 
-    The row's entries are read through slices counted from 0 and the columns
-    as unsigned integers: Numba then knows no index can be negative and drops
-    its wraparound test, and LLVM loads P's entries contiguously and gathers
-    only the coordinates (with signed indices every read was a gather, and at
-    10^6 points the loop took twice as long).
+    The row's entries are read through slices counted from 0. Indexed by
+    ``range(indptr[i], indptr[i + 1])``, whose start Numba cannot prove
+    non-negative, every read carried a wraparound test and LLVM gathered P's
+    entries one by one like the coordinates they point to: at 10^6 points the
+    loop took twice as long.
     """
+    d = Y.shape[1]
     start, stop = indptr[i], indptr[i + 1]
     columns = indices[start:stop]
     values = pvalues[start:stop]
     a = ZERO
     if d == 2:
-        a0 = Y[2 * i]
-        a1 = Y[2 * i + 1]
+        a0 = Y[i, 0]
+        a1 = Y[i, 1]
         f0 = ZERO
         f1 = ZERO
         for t in range(columns.size):
-            j = np.uint64(columns[t])
-            dx = a0 - Y[2 * j]
-            dy = a1 - Y[2 * j + 1]
+            j = columns[t]
+            dx = a0 - Y[j, 0]
+            dy = a1 - Y[j, 1]
             ps = values[t] / (ONE + alpha * (dx * dx + dy * dy))
             a += ps
             f0 += ps * dx
@@ -322,17 +321,16 @@ def _attraction_row(Y, d, i, indptr, indices, pvalues, alpha, force):
         force[0] += f0
         force[1] += f1
     else:
-        own = Y[d * i:d * i + d]
         for t in range(columns.size):
-            other = Y[d * np.uint64(columns[t]):d * np.uint64(columns[t]) + d]
+            j = columns[t]
             tau = ZERO
             for k in range(d):
-                diff = own[k] - other[k]
+                diff = Y[i, k] - Y[j, k]
                 tau += diff * diff
             ps = values[t] / (ONE + alpha * tau)
             a += ps
             for k in range(d):
-                force[k] += ps * (own[k] - other[k])
+                force[k] += ps * (Y[i, k] - Y[j, k])
     return a
 
 
@@ -380,11 +378,10 @@ def _sparse_kernel(form):
     @njit(**JIT_PARALLEL)
     def sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
         z_rows, a_rowsum, attraction, repulsion = _row_sums(Yt)
-        d, n = Yt.shape
-        Y = points_side_by_side(Yt).reshape(n * d)
-        for i in prange(n):
+        Y = points_side_by_side(Yt)
+        for i in prange(Yt.shape[1]):
             z_rows[i] = _repulsion_row_form(Yt, i, alpha, form, repulsion[i])
-            a_rowsum[i] = _attraction_row(Y, d, i, indptr, indices, pvalues, alpha,
+            a_rowsum[i] = _attraction_row(Y, i, indptr, indices, pvalues, alpha,
                                           attraction[i])
         return _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration)
 
@@ -459,12 +456,12 @@ def hssne_attraction(Yt, indptr, indices, pvalues, alpha, attraction):
     ``attraction`` (n, d) is overwritten with sum_j P_ij S_ij (y_i - y_j);
     returns A_i = sum_j P_ij S_ij. O(nnz(P)).
     """
-    d, n = Yt.shape
+    n = Yt.shape[1]
     a_rowsum = np.zeros(n)
-    Y = points_side_by_side(Yt).reshape(n * d)
+    Y = points_side_by_side(Yt)
     for i in prange(n):
         attraction[i] = 0.0
-        a_rowsum[i] = _attraction_row(Y, d, i, indptr, indices, pvalues, alpha, attraction[i])
+        a_rowsum[i] = _attraction_row(Y, i, indptr, indices, pvalues, alpha, attraction[i])
     return a_rowsum
 
 

@@ -134,11 +134,12 @@ def component_times(model):
     Y = model.embedding_
     n = Y.shape[0]
     P = model.affinities_
+    alpha = float(model.alpha)
     if not sp.issparse(P):
         Yt = np.ascontiguousarray(Y.T, dtype=np.float32)
         P32 = P.astype(np.float32)
         grad = np.empty_like(Yt)
-        both = best_of(lambda: kernels.hssne_dense(Yt, P32, 1.0, 1.0, grad))
+        both = best_of(lambda: kernels.hssne_dense(Yt, P32, np.float32(alpha), 1.0, grad))
         return None, both, None
     P = sp.csr_matrix(P)
     Yt = np.ascontiguousarray(Y.T)
@@ -149,18 +150,19 @@ def component_times(model):
         Yt = take_columns(Yt, order)
     Y32 = Yt.astype(np.float32)
     attraction = np.empty((n, 2), dtype=np.float32)
-    attract = best_of(lambda: kernels.hssne_attraction(Y32, indptr, indices, data, 1.0,
-                                                       attraction))
+    attract = best_of(lambda: kernels.hssne_attraction(Y32, indptr, indices, data,
+                                                       np.float32(alpha), attraction))
     forces = np.empty((n, 2))
-    spacing = adaptive_grid_spacing(float(np.ptp(Yt, axis=1).max()), n, 50 * 3)
+    nodes, min_boxes = model.fft_nodes, model.fft_min_boxes
+    spacing = adaptive_grid_spacing(float(np.ptp(Yt, axis=1).max()), n, min_boxes * nodes)
     if spacing is None:  # too wide for the grid's node budget: the run's Barnes-Hut tree
-        repel = best_of(lambda: barnes_hut_repulsion(Yt, 1.0, 0.5, forces))
+        repel = best_of(lambda: barnes_hut_repulsion(Yt, alpha, model.theta, forces))
         return attract, repel, ("barnes-hut", budget_side(n))
-    params = dict(n_nodes=3, box_size=3 * spacing, min_boxes=50)
+    params = dict(n_nodes=nodes, box_size=nodes * spacing, min_boxes=min_boxes)
     cache = {}
-    repel = best_of(lambda: interpolation_repulsion(Yt, 1.0, repulsion=forces, cache=cache,
+    repel = best_of(lambda: interpolation_repulsion(Yt, alpha, repulsion=forces, cache=cache,
                                                     **params))
-    return attract, repel, ("fft", Grid(Yt, 1.0, **params, cache=cache).M)
+    return attract, repel, ("fft", Grid(Yt, alpha, **params, cache=cache).M)
 
 
 def budget_side(n):

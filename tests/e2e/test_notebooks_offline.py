@@ -57,7 +57,13 @@ def offline(lab):
     try:
         yield refused
     finally:
-        page.unroute("**/*", guard)
+        try:
+            page.unroute("**/*", guard)
+        except Exception as exc:
+            # A page whose renderer was killed (a hung test, BrowserStopped) has no
+            # routes left to remove; any other error is the teardown's own.
+            if "Target crashed" not in str(exc):
+                raise
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -1266,6 +1266,20 @@ class HeldScheduleRun(FakeRun):
         return self.remaining == 0
 
 
+class TenAtATime:
+    """A step sizer that asks for 10 iterations a call whatever the calls took, so that
+    a test of what caps ``k`` does not depend on how fast the machine sleeps."""
+
+    k = 10
+    step_seconds = 0.01
+
+    def update(self, k, elapsed):
+        return self.k
+
+    def reset(self):
+        pass
+
+
 def test_worker_sizes_steps_by_what_the_run_says_remains():
     from nbembed.widget.worker import RunWorker
 
@@ -1274,16 +1288,17 @@ def test_worker_sizes_steps_by_what_the_run_says_remains():
     done = threading.Event()
     worker = RunWorker(lambda: run, on_step=lambda r, force: None,
                        on_status=lambda status, error: status == "done" and done.set(),
-                       on_warning=lambda message: None, step_seconds=0.01)
+                       on_warning=lambda message: None)
+    worker._sizer = TenAtATime()
     worker.start()
     try:
         assert done.wait(30)
     finally:
         assert worker.stop(timeout=10)
     assert run.iteration - run.held == 200 and run.remaining == 0
-    sizes = [asked for asked, _ in run.step_calls]
-    assert sum(sizes) == 200 and max(sizes) > 1
-    assert len(sizes) < 100  # not one iteration per call once iteration > n_iter
+    # Capped by the run's own count, not by n_iter - iteration (negative here, which
+    # would have meant one iteration a call).
+    assert [asked for asked, _ in run.step_calls] == [10] * 20
 
 
 def test_mbed_run_counts_its_schedule_apart_from_held_iterations():

@@ -247,16 +247,16 @@ def test_approximate_gradient_agrees_with_exact(digits_runs, alpha, method, grid
                                                         (0.5, "auto", 8), (2.0, "auto", 4)])
 def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, repulsion,
                                               n_starts):
-    """Same P, same starts, default schedules: the mean final exact KL of approximate
-    runs within 1% of the exact runs' mean.
+    """Same P, same starts, default schedules: the best final exact KL of the
+    approximate runs within 0.5% of the exact runs' best, and the means within 2%.
 
-    Runs are chaotic: starts that differ by 1e-9 (relative) end up to 2% apart in KL
-    on digits, exact or not, so each side is the mean over several such starts. Per
-    start the approximate KL minus the exact one had an sd of 0.26% of the KL (alpha = 1,
-    Barnes-Hut), 0.76% (alpha = 0.5, auto) and 0.30% (alpha = 2, auto), and the means
-    differed by 0.07%, 0.05% and 0.12% (6 to 10 starts; at alpha = 0.5 exact 0.7697,
-    auto 0.7701): 1% is at least 3 standard errors away with four starts, eight at
-    alpha = 0.5. A grid of at
+    Runs are chaotic: starts that differ by 1e-9 (relative) end in different minima,
+    exact or not. On the digits at alpha = 2 most starts end at KL 1.3019 and about one
+    in five at 1.309-1.326, so the mean of four starts moved by up to 1.2% between
+    two runs of the same test whose sums differed only in the last bits (kernels
+    compiled in the process or loaded from the disk cache). The best start is stable:
+    1.3018 exact against 1.3019 approximate at alpha = 2 (12 starts), 0.7663 against
+    0.7667 at alpha = 0.5 (8 starts), whichever minima the other starts found. A grid of at
     least 20 boxes lets "auto" use it, finer and then coarser, while the
     embedding is compact, and the tree once it has spread out (with the default
     50 boxes the tree serves this n throughout); at alpha = 2 the main
@@ -280,7 +280,8 @@ def test_approximate_run_reaches_the_exact_kl(digits_runs, monkeypatch, alpha, r
     kls = np.array([kl_divergence(P, run.embedding, alpha) for run in runs])
     exact_kls = np.array([m.kl_divergence_ for m in exact])
     spread("approximate - exact KL, relative", (kls - exact_kls) / exact_kls.mean())
-    assert np.mean(kls) == pytest.approx(np.mean(exact_kls), rel=0.01)
+    assert np.min(kls) == pytest.approx(np.min(exact_kls), rel=0.005)
+    assert np.mean(kls) == pytest.approx(np.mean(exact_kls), rel=0.02)
     # The reported cost (Z approximate, attraction exact) is close to the exact KL.
     for run, kl in zip(runs, kls):
         assert run.history[-1]["cost"] == pytest.approx(kl, rel=1e-3)

@@ -8,8 +8,9 @@ same at any size.
 
 A first child fills Numba's disk cache before the compared ones run: a kernel
 compiled in the process can round differently from the same kernel loaded
-from the cache (seen with NeRV's gradient), which is another matter than the
-thread count.
+from the cache, which is another matter than the thread count (the process
+that compiles a kernel calls its helpers as compiled on their own, the cached
+kernel holds copies optimized again when linked into it; docs/reliability.md).
 """
 
 import json

@@ -18,10 +18,18 @@ The page's side (drawing the marks) is not in these numbers; the browser
 tests cover it at 2 * 10^5 points. Also reported: the bytes of the selection
 message and of the marks.
 
+``--run`` times the run's side instead: what HSSNE's objective does when a
+lasso of ``--selected`` points becomes a must-link group (the links, P~ mixed
+again) and the gradient after it (which renews the spatial order's copy of
+P~), on a symmetric sparse P of ``--n`` rows with about 145 entries a row, the
+shape of a perplexity-30 P (a real one at 10^6 points needs minutes of
+neighbour search and shows the same costs). Two lassos, one after the other.
+
 Usage (from the repository root; needs the built widget bundle)::
 
     PYTHONPATH=. python benchmarks/bench_lasso.py                  # 10^6 points, 10^5 lassoed
     PYTHONPATH=. python benchmarks/bench_lasso.py --n 100000 --selected 10000
+    PYTHONPATH=. python benchmarks/bench_lasso.py --run            # HSSNE taking the lasso in
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ def parse_args(argv=None):
     p.add_argument("--n", type=int, default=1_000_000)
     p.add_argument("--selected", type=int, default=100_000)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--run", action="store_true",
+                   help="time HSSNE's objective taking the lasso in as a must-link")
     return p.parse_args(argv)
 
 
@@ -72,8 +82,64 @@ def timed(call, repeats, before=None):
     return statistics.median(times)
 
 
+def knn_like_affinities(n, rng, k=90, spread=200):
+    """A symmetric P of n rows summing to one, float32: each row draws k
+    partners among the ``spread`` rows on either side, so about 2k - overlap
+    entries a row after symmetrizing, with the memory locality of a P in the
+    spatial order."""
+    import scipy.sparse as sp
+
+    rows = np.repeat(np.arange(n), k)
+    cols = (rows + rng.integers(-spread, spread, size=n * k)) % n
+    cols[cols == rows] = (cols[cols == rows] + 1) % n
+    W = sp.csr_matrix((rng.random(n * k).astype(np.float32), (rows, cols)), shape=(n, n))
+    P = W + W.T
+    P = sp.csr_matrix(P / P.sum(), dtype=np.float32)
+    P.sort_indices()
+    return P
+
+
+def run_side(args):
+    """Seconds of HSSNE's objective taking two lassos in, and of the gradients after."""
+    from nbembed import Annotations
+    from nbembed.objectives.hssne import HSSNEObjective
+
+    rng = np.random.default_rng(0)
+    P = knn_like_affinities(args.n, rng)
+    objective = HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                               dtype=np.float32, repulsion="adaptive")
+    Yt = (30 * rng.normal(size=(2, args.n))).astype(np.float32)
+    grad = np.empty_like(Yt)
+
+    def gradient():
+        # A new embedding each time: the objective reuses the repulsion of the last one.
+        moved = Yt + rng.normal(scale=1e-3, size=Yt.shape).astype(np.float32)
+        start = time.perf_counter()
+        objective.gradient(moved, grad)
+        return time.perf_counter() - start
+
+    gradient()  # compiled, and the spatial order made
+    t_gradient = gradient()
+    annotations = Annotations(args.n)
+    rows = []
+    for lasso in (1, 2):
+        annotations.add_must_link(rng.choice(args.n, args.selected, replace=False))
+        start = time.perf_counter()
+        objective.set_annotations(annotations)
+        t_links = time.perf_counter() - start
+        t_after = gradient()
+        rows.append([args.n, P.nnz // args.n, args.selected, lasso, f"{t_links:.2f}",
+                     f"{t_after:.2f}", f"{t_gradient:.2f}", f"{max_rss() / 2**30:.2f}"])
+    header = ["points", "entries a row", "lassoed", "lasso", "set_annotations (s)",
+              "gradient after (s)", "gradient before (s)", "peak RSS (GiB)"]
+    print(f"nbembed {git_state()}; HSSNE's objective, one run each")
+    print(markdown_table(header, rows))
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.run:
+        return run_side(args)
     from nbembed.widget import Explorer
     from nbembed.widget.traits import encode_selection
 

@@ -99,9 +99,11 @@ def _as_if_large():
 
 
 def _hssne_approximate():
-    """kNN affinities with the grid and Barnes-Hut repulsions, as at large sizes."""
+    """kNN affinities with the grid and Barnes-Hut repulsions, as at large sizes,
+    with labels as must-links."""
     with _as_if_large():
-        _hssne_fits(dict(affinity="knn", repulsion="fft"))
+        # Labels as must-links mixed into a sparse P (a fixed rho: no cross-validation).
+        _hssne_fits(dict(affinity="knn", repulsion="fft", rho=0.5), with_labels=True)
         _hssne_fits(dict(affinity="knn", repulsion="barnes-hut"))
     _every_form()
 

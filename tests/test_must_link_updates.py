@@ -178,3 +178,62 @@ def test_the_objective_takes_annotations_a_little_at_a_time_as_if_afresh():
         assert np.array_equal(live._P_in(np.float32), fresh._P_in(np.float32))
         Y = rng.normal(size=(2, n))
         assert live.value(Y) == fresh.value(Y)
+
+
+def sparse_joint(rng, n, k):
+    """A symmetric sparse P with about 2k entries a row, summing to one."""
+    rows = np.repeat(np.arange(n), k)
+    cols = rng.integers(0, n, n * k)
+    W = sp.csr_matrix((rng.random(n * k), (rows, cols)), shape=(n, n))
+    W.setdiag(0.0)
+    W.eliminate_zeros()
+    P = W + W.T
+    return sp.csr_matrix(P / P.sum())
+
+
+@pytest.mark.parametrize("mixing", ["per-point", "global"])
+@pytest.mark.parametrize("rho", [0.3, 1.0])
+def test_sparse_mixing_equals_the_scipy_expression_to_the_bit(mixing, rho):
+    rng = np.random.default_rng(3)
+    n = 300
+    P = sparse_joint(rng, n, 6)
+    pairs = rng.integers(0, n, (50, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    u = must_link_matrix(n, pairs, [rng.choice(n, 90, replace=False), np.arange(4)])
+    if mixing == "global":
+        want = (1.0 - rho) * P + (rho / u.sum()) * u
+    else:
+        degree = np.asarray(u.sum(axis=1)).ravel()
+        linked = degree > 0
+        keep = np.where(linked, 1.0 - rho, 1.0)
+        per_link = np.where(linked, rho * np.asarray(P.sum(axis=1)).ravel()
+                            / np.maximum(degree, 1.0), 0.0)
+        A = sp.diags(keep) @ P + sp.diags(per_link) @ u
+        want = (A + A.T) * 0.5
+    got = mix_must_links(P, u, rho, mixing)
+    assert sp.isspmatrix_csr(got) and got.has_sorted_indices
+    assert got.dtype == np.float64
+    assert np.array_equal(got.toarray(), want.toarray())
+    # Its pattern is the union of P's and u's (stored zeros of rho = 1 included).
+    pattern = (abs(P) + abs(u)).tocsr()
+    pattern.sort_indices()
+    assert np.array_equal(got.indptr, pattern.indptr)
+    assert np.array_equal(got.indices, pattern.indices)
+
+
+def test_sparse_mixing_keeps_single_precision_rounded_once():
+    rng = np.random.default_rng(4)
+    n = 200
+    P64 = sparse_joint(rng, n, 5)
+    P32 = P64.astype(np.float32)
+    u = must_link_matrix(n, None, [rng.choice(n, 70, replace=False)])
+    got = mix_must_links(P32, u, 0.5)
+    assert got.dtype == np.float32
+    keep, per_link, u = constraints._per_point_shares(P32, u, 0.5)
+    A = sp.diags(keep) @ P32.astype(np.float64) + sp.diags(per_link) @ u
+    want = sp.csr_matrix((A + A.T) * 0.5)
+    want.sort_indices()
+    assert np.array_equal(got.indices, want.indices)
+    assert np.array_equal(got.data, want.data.astype(np.float32))
+    # Linked rows keep their mass: each row of P~ sums as P's does, up to the symmetrizing.
+    np.testing.assert_allclose(got.sum(), 1.0, rtol=1e-5)

@@ -1,5 +1,6 @@
 """Kernels on sparse matrices in CSR form: a symmetry check that needs no copy,
-A + A^T without a transposed copy, and mixing a sparse matrix into a dense one."""
+A + A^T without a transposed copy, and mixing a sparse matrix into a dense or a
+sparse one."""
 
 import numpy as np
 from numba import njit, prange
@@ -189,3 +190,59 @@ def mix_dense_rows(P, keep, per_link, indptr, indices, data, rows, out):
             value = (a_ij + a_ji) * 0.5
             out[i, j] = value
             out[j, i] = value
+
+
+@njit(**JIT_PARALLEL)
+def merged_row_lengths(p_indptr, p_indices, u_indptr, u_indices):
+    """Entries of each row of the union of two CSR patterns (rows' column
+    indices sorted, no duplicates)."""
+    n = p_indptr.shape[0] - 1
+    lengths = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        a, a_stop = p_indptr[i], p_indptr[i + 1]
+        b, b_stop = u_indptr[i], u_indptr[i + 1]
+        count = 0
+        while a < a_stop and b < b_stop:
+            ja, jb = p_indices[a], u_indices[b]
+            a += ja <= jb
+            b += jb <= ja
+            count += 1
+        lengths[i] = count + (a_stop - a) + (b_stop - b)
+    return lengths
+
+
+@njit(**_EXACT_PARALLEL)
+def mix_sparse(p_indptr, p_indices, p_data, keep, u_indptr, u_indices, u_data, per_link,
+               out_indptr, out_indices, out_data):
+    """``(A + A.T) * 0.5`` with ``A = diag(keep) P + diag(per_link) u`` into the CSR
+    arrays ``out_*`` (``out_indptr`` from :func:`merged_row_lengths`), for
+    symmetric P and u given as CSR with sorted column indices.
+
+    Entry (i, j) is ``((keep_i P_ij + per_link_i u_ij) + (keep_j P_ij +
+    per_link_j u_ij)) * 0.5`` with an absent entry read as 0: the operations of
+    SciPy's expression in its order, computed in float64 and rounded once to
+    ``out_data``'s precision. Memory: the result only; time O(nnz(P) + nnz(u))
+    with the rows shared among the threads.
+    """
+    n = p_indptr.shape[0] - 1
+    for i in prange(n):
+        a, a_stop = p_indptr[i], p_indptr[i + 1]
+        b, b_stop = u_indptr[i], u_indptr[i + 1]
+        o = out_indptr[i]
+        while a < a_stop or b < b_stop:
+            ja = p_indices[a] if a < a_stop else n
+            jb = u_indices[b] if b < b_stop else n
+            j = min(ja, jb)
+            p = 0.0
+            u = 0.0
+            if ja == j:
+                p = np.float64(p_data[a])
+                a += 1
+            if jb == j:
+                u = np.float64(u_data[b])
+                b += 1
+            a_ij = keep[i] * p + per_link[i] * u
+            a_ji = keep[j] * p + per_link[j] * u
+            out_indices[o] = j
+            out_data[o] = (a_ij + a_ji) * 0.5
+            o += 1

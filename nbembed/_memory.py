@@ -29,6 +29,13 @@ neither does anything:
   releaser below returns what stays free.
 * :class:`MemoryReleaser` calls ``malloc_trim(0)`` now and then, for what the
   heaps still keep.
+
+And one thing that saves time rather than memory: :class:`Room`, storage that
+an array rebuilt again and again at about the same size (P~ after each
+must-link change at 10^6 points, 1.2 GB) is written into, instead of pages
+that the system maps and zeroes one by one on first touch: at that size a
+fresh array cost 0.1-3 s more to fill than a reused one, depending on how
+fragmented the system's memory was.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ import ctypes
 import os
 import sys
 import time
+
+import numpy as np
 
 #: Fewest seconds between two releases: a release takes milliseconds, while the
 #: memory it returns builds up over minutes.
@@ -129,3 +138,36 @@ class MemoryReleaser:
         self._last = now
         self._trim(0)
         return True
+
+
+class Room:
+    """One-dimensional storage reused by an array that is rebuilt at about the same size.
+
+    :meth:`take` hands out the first ``size`` elements of the stored buffer
+    when it has room for them and the same dtype, else a new buffer with half
+    as much again of room (so that an array that grows, P~ after more
+    must-links, fits next time; the system gives memory pages only once they
+    are written, so room never used costs address space, not memory). What
+    was taken before is overwritten by the next use: the owner of a room keeps
+    only its last result.
+    """
+
+    def __init__(self):
+        self._buffer = None
+
+    def take(self, size, dtype):
+        """An array of ``size`` elements of ``dtype``, uninitialized, a view of the room."""
+        dtype = np.dtype(dtype)
+        buffer = self._buffer
+        if buffer is None or buffer.dtype != dtype or buffer.size < size:
+            self._buffer = buffer = None  # freed first, unless its last array is still held
+            self._buffer = buffer = np.empty(size + size // 2, dtype=dtype)
+        return buffer[:size]
+
+
+def new_arrays(shapes, rooms=None):
+    """Uninitialized arrays, one for each ``(size, dtype)`` of ``shapes``: new, or
+    taken from ``rooms`` (a :class:`Room` for each) when given."""
+    if rooms is None:
+        return [np.empty(size, dtype=dtype) for size, dtype in shapes]
+    return [room.take(size, dtype) for room, (size, dtype) in zip(rooms, shapes, strict=True)]

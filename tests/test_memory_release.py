@@ -1,4 +1,5 @@
-"""The Explorer's worker gives freed memory back to the system now and then."""
+"""The Explorer's worker gives freed memory back to the system now and then; large
+arrays rebuilt again and again reuse their memory."""
 
 import os
 import subprocess
@@ -112,3 +113,15 @@ class _FakeMallopt:
     def __call__(self, param, value):
         self.calls.append((param, value))
         return 1
+
+
+def test_a_room_is_reused_while_it_has_room_and_grows_by_half():
+    room = _memory.Room()
+    first = room.take(800, np.float32)
+    assert first.shape == (800,) and first.dtype == np.float32
+    again = room.take(1200, np.float32)  # within the half of room more it was given
+    assert np.shares_memory(again, first) and again.shape == (1200,)
+    larger = room.take(1201, np.float32)
+    assert not np.shares_memory(larger, first)
+    assert np.shares_memory(room.take(1801, np.float32), larger)  # 1201 + 1201 // 2
+    assert room.take(10, np.float64).dtype == np.float64  # another dtype: new memory

@@ -237,3 +237,65 @@ def test_sparse_mixing_keeps_single_precision_rounded_once():
     assert np.array_equal(got.data, want.data.astype(np.float32))
     # Linked rows keep their mass: each row of P~ sums as P's does, up to the symmetrizing.
     np.testing.assert_allclose(got.sum(), 1.0, rtol=1e-5)
+
+
+def test_sparse_mixing_into_rooms_reuses_them_and_gives_the_same_matrix():
+    from nbembed._memory import Room
+
+    rng = np.random.default_rng(5)
+    n = 250
+    P = sparse_joint(rng, n, 6).astype(np.float32)
+    rooms = (Room(), Room(), Room())
+    groups = [rng.choice(n, 60, replace=False)]
+    first = mix_must_links(P, must_link_matrix(n, None, groups), 0.5, rooms=rooms)
+    first_nnz = first.nnz  # first's arrays are overwritten by the next mixing
+    groups.append(rng.choice(n, 5, replace=False))  # a few more entries: fits the room's slack
+    u = must_link_matrix(n, None, groups)
+    second = mix_must_links(P, u, 0.5, rooms=rooms)
+    want = mix_must_links(P, u, 0.5)
+    assert second.nnz > first_nnz
+    for got, expected in ((second.indptr, want.indptr), (second.indices, want.indices),
+                          (second.data, want.data)):
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)
+    assert np.shares_memory(second.data, first.data)
+    assert np.shares_memory(second.indices, first.indices)
+    # Much larger: new memory, the same result.
+    big = must_link_matrix(n, None, [np.arange(n)])
+    third = mix_must_links(P, big, 0.5, rooms=rooms)
+    assert not np.shares_memory(third.data, first.data)
+    assert same_matrix(third, mix_must_links(P, big, 0.5))
+
+
+def test_a_large_run_keeps_its_spatial_order_and_memory_over_a_must_link_change(monkeypatch):
+    """After a lasso the spatial order stays (P~ changed, not the map) and its copy of
+    P~ is made again in the same memory, equal to one made afresh in that order."""
+    from nbembed._kernels.locality import permute_csr
+    from nbembed.objectives import hssne as hssne_module
+
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 200)
+    rng = np.random.default_rng(6)
+    n = 400
+    P = sparse_joint(rng, n, 8).astype(np.float32)
+    objective = hssne_module.HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                                            dtype=np.float32, repulsion="fft")
+    Yt = rng.normal(size=(2, n)).astype(np.float32)
+    grad = np.empty_like(Yt)
+    annotations = Annotations(n)
+    annotations.add_must_link(rng.choice(n, 30, replace=False))
+    objective.set_annotations(annotations)  # the first links: P~ no longer P itself
+    objective.gradient(Yt, grad)
+    before = objective._local
+    annotations.add_must_link(rng.choice(n, 4, replace=False))
+    objective.iteration = 1
+    objective.set_annotations(annotations)
+    objective.gradient(Yt, grad)
+    after = objective._local
+    assert after.order is before.order and after.since == before.since
+    assert np.shares_memory(after.data, before.data)
+    expected = permute_csr(objective.P_mixed.indptr, objective.P_mixed.indices,
+                           objective.P_mixed.data, before.order)
+    for got, want in zip((after.indptr, after.indices, after.data), expected):
+        assert np.array_equal(got, want)
+    fresh = mix_must_links(P, objective.links, 0.5)
+    assert same_matrix(objective.P_mixed, fresh)
+    assert np.array_equal(objective.P_mixed.data, fresh.data)

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT_PARALLEL
+from .._memory import new_arrays
 from .barnes_hut import morton_codes
 
 
@@ -49,10 +50,19 @@ def put_columns(out, order, values):
         out[k][order] = values[k]
 
 
-@njit(**JIT_PARALLEL)
-def permute_csr(indptr, indices, data, order):
+def permute_csr(indptr, indices, data, order, rooms=None):
     """CSR arrays of P[order][:, order]: row k is the old row order[k], with its
     column indices renumbered the same way.
+
+    Parameters
+    ----------
+    indptr, indices, data : ndarray
+        P as CSR.
+    order : ndarray of int
+        A permutation of P's rows.
+    rooms : tuple of three :class:`~nbembed._memory.Room`, optional
+        Where to write the result's indptr, indices and data (a renewed order
+        of the same P~ then reuses the memory of the last one).
 
     Returns
     -------
@@ -62,19 +72,31 @@ def permute_csr(indptr, indices, data, order):
         In single precision, what the gradient kernels read; cast while copied, so
         that no single-precision copy of the whole of ``data`` is made first.
     """
+    nnz = int(indptr[-1])
+    shapes = ((indptr.size, indptr.dtype), (nnz, indices.dtype), (nnz, np.float32))
+    out = new_arrays(shapes, rooms)
+    _permute_csr_into(indptr, indices, data, order, *out)
+    return tuple(out)
+
+
+@njit(**JIT_PARALLEL)
+def _permute_csr_into(indptr, indices, data, order, new_indptr, new_indices, new_data):
+    """:func:`permute_csr` into the given arrays.
+
+    The rows are read in their own order and written to their new places:
+    reading in the new order (rows from anywhere in memory) took 0.70 s
+    instead of 0.44 s on 10^6 rows of 151 entries.
+    """
     n = order.size
     inverse = np.empty(n, dtype=indices.dtype)
     for k in prange(n):
         inverse[order[k]] = k
-    new_indptr = np.zeros(n + 1, dtype=indptr.dtype)
+    new_indptr[0] = 0
     for k in range(n):
         new_indptr[k + 1] = new_indptr[k] + indptr[order[k] + 1] - indptr[order[k]]
-    new_indices = np.empty_like(indices)
-    new_data = np.empty(data.size, dtype=np.float32)
-    for k in prange(n):
-        src = indptr[order[k]]
-        dst = new_indptr[k]
-        for t in range(indptr[order[k] + 1] - src):
+    for i in prange(n):
+        src = indptr[i]
+        dst = new_indptr[inverse[i]]
+        for t in range(indptr[i + 1] - src):
             new_indices[dst + t] = inverse[indices[src + t]]
             new_data[dst + t] = data[src + t]
-    return new_indptr, new_indices, new_data

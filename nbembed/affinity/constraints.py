@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._kernels.csr import merged_row_lengths, mix_dense_all, mix_dense_rows, mix_sparse
+from .._memory import new_arrays
 from .._validation import check_annotations, check_labels
 
 #: Refuse to build more must-link entries than this (about 1.2 GB of CSR arrays).
@@ -318,7 +319,7 @@ def must_links_from(y, annotations, n_samples):
     return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
 
 
-def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None):
+def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None, rooms=None):
     """P~ from P and the symmetric must-link matrix ``u``, in P's format (dense or CSR).
 
     Returns P itself when there are no links or rho = 0. See the module
@@ -336,17 +337,20 @@ def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None):
         that differs from this one in the rows (and columns) ``rows`` only
         (:meth:`MustLinks.update` says which), and only those rows and columns
         are computed again, in place. The result is the same to the last bit.
+    rooms : tuple of three :class:`~nbembed._memory.Room`, optional
+        With a sparse P: where to write P~'s indptr, indices and data (the
+        last P~ made in them is overwritten).
     """
     if u is None or rho == 0.0:
         return P
     if mixing == "global":
         if sp.issparse(P):
             n = P.shape[0]
-            return _mix_sparse(P, np.full(n, 1.0 - rho), u, np.full(n, rho / u.sum()))
+            return _mix_sparse(P, np.full(n, 1.0 - rho), u, np.full(n, rho / u.sum()), rooms)
         return _add(P, 1.0 - rho, u, rho / u.sum())
     keep, per_link, u = _per_point_shares(P, u, rho)
     if sp.issparse(P):
-        return _mix_sparse(P, keep, u, per_link)
+        return _mix_sparse(P, keep, u, per_link, rooms)
     n = P.shape[0]
     if out is not None and rows is not None and len(rows) <= n // ROWS_MIXED_AGAIN:
         mix_dense_rows(P, keep, per_link, u.indptr, u.indices, u.data,
@@ -389,25 +393,27 @@ def _per_point_shares(P, u, rho):
     return keep, per_link, u
 
 
-def _mix_sparse(P, keep, u, per_link):
+def _mix_sparse(P, keep, u, per_link, rooms=None):
     """(A + A^T) / 2 with A = diag(keep) P + diag(per_link) u, as CSR in P's
     precision, for symmetric P and u (CSR, or anything SciPy turns into it).
 
     One pass over both (:func:`~nbembed._kernels.csr.mix_sparse`): at 10^6
     points SciPy's products, sums and transpose took 15-18 s and several GB of
     float64 copies for one lasso of 10^5 points; this takes about 0.3 s and
-    the result's memory. Entries of P stored as zeros stay stored.
+    the result's memory (in ``rooms``, three :class:`~nbembed._memory.Room`
+    for indptr, indices and data, when given). Entries of P stored as zeros
+    stay stored.
     """
     P = _sorted_csr(P)
     u = _sorted_csr(u)
     lengths = merged_row_lengths(P.indptr, P.indices, u.indptr, u.indices)
     nnz = int(lengths.sum())
     index_dtype = np.int32 if max(nnz, P.shape[0]) < np.iinfo(np.int32).max else np.int64
-    indptr = np.zeros(P.shape[0] + 1, dtype=index_dtype)
-    np.cumsum(lengths, out=indptr[1:])
-    indices = np.empty(nnz, dtype=index_dtype)
     dtype = P.dtype if P.dtype in (np.float32, np.float64) else np.float64
-    data = np.empty(nnz, dtype=dtype)
+    shapes = ((P.shape[0] + 1, index_dtype), (nnz, index_dtype), (nnz, dtype))
+    indptr, indices, data = new_arrays(shapes, rooms)
+    indptr[0] = 0
+    np.cumsum(lengths, out=indptr[1:])
     mix_sparse(P.indptr, P.indices, P.data, np.asarray(keep, dtype=np.float64),
                u.indptr, u.indices, u.data, np.asarray(per_link, dtype=np.float64),
                indptr, indices, data)
@@ -419,7 +425,10 @@ def _mix_sparse(P, keep, u, per_link):
 def _sorted_csr(A):
     """A as CSR with sorted column indices and no repeated entries (a copy only
     where A is not already so)."""
-    A = sp.csr_matrix(A)
+    if not (sp.issparse(A) and A.format == "csr"):
+        A = sp.csr_matrix(A)
+    # A's own flag: a new wrapper of the same arrays would check them all again
+    # (0.1 s for a P of 10^6 points, on every must-link change).
     if not A.has_canonical_format:
         A = A.copy()
         A.sum_duplicates()

@@ -22,6 +22,7 @@ from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
 from .._kernels.locality import morton_order, permute_csr, put_columns, take_columns
+from .._memory import Room
 from ..affinity import mix_must_links, must_link_share
 from ..affinity.constraints import MustLinks, semi_supervised_groups
 from ..optim import LiveParameter
@@ -93,9 +94,10 @@ def adaptive_grid_spacing(extent, n, min_nodes):
 #: embedding's Z-order curve, renewed every ``REORDER_EVERY`` iterations, so
 #: that the sums over the stored entries of P read nearby memory
 #: (:mod:`nbembed._kernels.locality`). Below it the embedding fits in the
-#: processor's caches anyway. A renewal takes about 1.4 s at 10^6 points; the
-#: attraction gained nothing measurable from renewing every 50 iterations
-#: instead of 100 there (whole 750-iteration runs of 414-445 s either way).
+#: processor's caches anyway. A renewal took about 1.4 s at 10^6 points (now
+#: 0.5-0.8 s, in the memory of the last copy); the attraction gained nothing
+#: measurable from renewing every 50 iterations instead of 100 there (whole
+#: 750-iteration runs of 414-445 s either way).
 LOCAL_ORDER_MIN_N = 50_000
 REORDER_EVERY = 100
 
@@ -233,6 +235,12 @@ class HSSNEObjective(Objective):
         self._fft_cache = {}
         self._repulsion_cache = None
         self._must_links = None  # kept by set_annotations
+        # Memory that P~ and its copy in the spatial order are made in again after
+        # every must-link change and new order: at 10^6 points, fresh memory for
+        # them cost more than computing them.
+        self._mixed_rooms = (Room(), Room(), Room())
+        self._local_rooms = (Room(), Room(), Room())
+        self._local = None
         self._mix()
 
     def _mix(self, rows=None):
@@ -242,13 +250,16 @@ class HSSNEObjective(Objective):
                     and not sp.issparse(self.P_mixed) and self.links is not None)
         self.P_mixed = mix_must_links(self.P, self.links, self.rho, self.must_link_mixing,
                                       out=self.P_mixed if in_place else None,
-                                      rows=rows if in_place else None)
+                                      rows=rows if in_place else None,
+                                      rooms=self._mixed_rooms)
         if self.repulsion != "exact" and not sp.issparse(self.P_mixed):
             # The approximate paths sum the attraction over stored entries only.
             self.P_mixed = sp.csr_matrix(self.P_mixed)
         self._p_log_p = None  # computed with the next cost: P~ may change again first
         self._P_cast = None  # made when first needed: large runs use the local order's
-        self._local = None
+        # The spatial order stays (P~ changed, not the embedding); its copy of P~
+        # is made again when next used.
+        self._local_is_stale = True
 
     def set_annotations(self, annotations=None, y=None):
         """Use the must-links of ``annotations`` and of labels ``y`` from now on.
@@ -339,13 +350,19 @@ class HSSNEObjective(Objective):
             return None
         local = self._local
         if renew and (local is None or self.iteration - local.since >= REORDER_EVERY):
-            order = morton_order(Yt)
-            P = self.P_mixed
-            local = self._local = None  # the old copy goes before the new one is made
-            self._local = local = LocalOrder(
-                order, self.iteration,
-                *permute_csr(P.indptr, P.indices, P.data, order))
+            local = self._in_order(morton_order(Yt), self.iteration)
+        elif local is not None and self._local_is_stale:
+            local = self._in_order(local.order, local.since)
         return local
+
+    def _in_order(self, order, since):
+        """P~ in the spatial ``order`` (made at iteration ``since``), kept as the local order."""
+        self._local = None  # what is no longer needed goes before the new copy is made
+        P = self.P_mixed
+        self._local = LocalOrder(order, since, *permute_csr(P.indptr, P.indices, P.data, order,
+                                                            self._local_rooms))
+        self._local_is_stale = False
+        return self._local
 
     def _kernel_precision(self, Yt):
         """(alpha, dtype): the precision the gradient kernels run in at Yt.

@@ -5,6 +5,8 @@ import {
   MIN_TRANSITION_MS,
   TRANSITION_SHARE,
   animationTooSlow,
+  samePlaces,
+  toColumns,
   transitionMs,
 } from "../src/scatter.js";
 
@@ -34,5 +36,23 @@ describe("giving up animations the page renders too slowly", () => {
     expect(animationTooSlow(3, 300)).toBe(true); // 10 a second: software WebGL at 10^5 points
     expect(animationTooSlow((MIN_ANIMATION_FPS * 300) / 1000 - 1, 300)).toBe(true);
     expect(animationTooSlow(0, 0)).toBe(false);
+  });
+});
+
+describe("keeping the spatial index when only the colours change", () => {
+  const xy = Float32Array.from([0, 0, 0.5, -0.5, 1, 1]);
+  it("says the same places for the same positions with other colours", () => {
+    const before = toColumns(xy, null, Uint16Array.from([0, 1, 2]));
+    const after = toColumns(Float32Array.from(xy), null, Uint16Array.from([2, 2, 0]));
+    expect(samePlaces(before, after)).toBe(true);
+  });
+
+  it("says other places when a point moved, one was added, or nothing was indexed yet", () => {
+    const before = toColumns(xy, null, null);
+    const moved = Float32Array.from(xy);
+    moved[3] = -0.25;
+    expect(samePlaces(before, toColumns(moved, null, null))).toBe(false);
+    expect(samePlaces(before, toColumns(xy, Float32Array.from([0.2, 0.2]), null))).toBe(false);
+    expect(samePlaces(null, before)).toBe(false);
   });
 });

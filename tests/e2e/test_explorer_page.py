@@ -193,6 +193,47 @@ def test_new_positions_from_python_are_drawn_and_used(widget_page, explorer_on_c
         sorted(middle.tolist() + right.tolist())
 
 
+def test_hover_finds_the_points_after_new_colours_and_after_a_move(widget_page,
+                                                                  explorer_on_clusters):
+    """New colours keep the plot's spatial index (the points did not move); a move
+    after them builds it again, or hovering would find the points where they were."""
+    from nbembed.widget.traits import encode, encode_positions
+
+    from .test_explorer_marks import point_on_screen
+
+    ex, _, (left, middle, _) = explorer_on_clusters
+    mount_explorer(widget_page, ex)
+    page = widget_page.page
+    root = page.locator(ROOT)
+    tooltip = page.locator(f"{ROOT} .nbembed-tooltip-text")
+
+    def hover(i):
+        page.mouse.move(0, 0)
+        page.mouse.move(*point_on_screen(page, ex, i))
+        widget_page.wait_attr(f"{ROOT} .nbembed-tooltip", "hidden", "(v) => v === null",
+                              f"the tooltip of point {i}")
+        return tooltip.inner_text().split(" · ")[0]
+
+    frame = int(root.get_attribute("data-frame"))
+    ex._codes = encode(np.arange(len(ex.embedding)) % 3, np.uint16)
+    widget_page.from_python(ex, ["_codes"])
+    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) > {frame}",
+                          "a frame drawn with the new colours")
+    i = int(left[len(left) // 2])
+    assert hover(i) == f"#{i}"
+    frame = int(root.get_attribute("data-frame"))
+    normalized = decode_positions(ex)
+    swapped = normalized.copy()
+    swapped[left], swapped[middle] = normalized[middle], normalized[left]
+    ex._positions = encode_positions(swapped)
+    widget_page.from_python(ex, ["_positions"])
+    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) > {frame}",
+                          "a frame drawn with the new positions")
+    j = int(middle[len(middle) // 2])
+    assert hover(j) == f"#{j}"
+    assert widget_page.errors == []
+
+
 def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clusters):
     ex, _, _ = explorer_on_clusters
     mount_explorer(widget_page, ex)

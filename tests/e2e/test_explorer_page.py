@@ -172,23 +172,28 @@ def test_concave_lasso_selects_exactly_the_points_inside(widget_page, explorer_o
     assert ex.selection.tolist() == []
 
 
-def test_new_positions_from_python_are_drawn_and_used(widget_page, explorer_on_clusters):
+def swap_and_draw(widget_page, ex, a, b):
+    """Swap the clusters ``a`` and ``b`` (positions as the worker sends them) and wait
+    until the page has drawn them."""
     from nbembed.widget.traits import encode_positions
 
+    frame = int(widget_page.page.locator(ROOT).get_attribute("data-frame"))
+    normalized = decode_positions(ex)
+    swapped = normalized.copy()
+    swapped[a], swapped[b] = normalized[b], normalized[a]
+    ex._positions = encode_positions(swapped)
+    widget_page.from_python(ex, ["_positions"])
+    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) > {frame}",
+                          "a frame drawn with the new positions")
+
+
+def test_new_positions_from_python_are_drawn_and_used(widget_page, explorer_on_clusters):
     ex, _, (left, middle, right) = explorer_on_clusters
     mount_explorer(widget_page, ex)
     version = int(widget_page.page.locator(ROOT).get_attribute("data-version"))
-    frame = int(widget_page.page.locator(ROOT).get_attribute("data-frame"))
-    # Swap the left and the middle cluster (positions as the worker sends them).
-    normalized = decode_positions(ex)
-    swapped = normalized.copy()
-    swapped[left], swapped[middle] = normalized[middle], normalized[left]
-    ex._positions = encode_positions(swapped)
-    widget_page.from_python(ex, ["_positions"])
+    swap_and_draw(widget_page, ex, left, middle)
     widget_page.wait_attr(ROOT, "data-version", f"(v) => Number(v) > {version}",
                           "data-version to count the new positions")
-    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) > {frame}",
-                          "a frame drawn with the new positions")
     assert lasso(widget_page, ex, U_SHAPE, with_button=True) == \
         sorted(middle.tolist() + right.tolist())
 
@@ -197,7 +202,7 @@ def test_hover_finds_the_points_after_new_colours_and_after_a_move(widget_page,
                                                                   explorer_on_clusters):
     """New colours keep the plot's spatial index (the points did not move); a move
     after them builds it again, or hovering would find the points where they were."""
-    from nbembed.widget.traits import encode, encode_positions
+    from nbembed.widget.traits import encode
 
     from .test_explorer_marks import point_on_screen
 
@@ -221,14 +226,7 @@ def test_hover_finds_the_points_after_new_colours_and_after_a_move(widget_page,
                           "a frame drawn with the new colours")
     i = int(left[len(left) // 2])
     assert hover(i) == f"#{i}"
-    frame = int(root.get_attribute("data-frame"))
-    normalized = decode_positions(ex)
-    swapped = normalized.copy()
-    swapped[left], swapped[middle] = normalized[middle], normalized[left]
-    ex._positions = encode_positions(swapped)
-    widget_page.from_python(ex, ["_positions"])
-    widget_page.wait_attr(ROOT, "data-frame", f"(v) => Number(v) > {frame}",
-                          "a frame drawn with the new positions")
+    swap_and_draw(widget_page, ex, left, middle)
     j = int(middle[len(middle) // 2])
     assert hover(j) == f"#{j}"
     assert widget_page.errors == []

@@ -297,6 +297,26 @@ def test_schedule_records_every_step(rng):
     assert [h["iteration"] for h in run.history] == list(range(61))
 
 
+def test_after_a_random_restart_the_step_must_misclassify_the_fewest_labelled_points(rng):
+    """The margin criterion chooses among the steps that agree best with the labels;
+    without labels, or from the spread labels, it chooses among all."""
+    X, y = blobs(rng)
+    partial = np.full_like(y, -1)
+    partial[[0, 1, 30, 31]] = y[[0, 1, 30, 31]]
+    run = small(anneal_start="random").prepare(X, partial).run()
+    right = np.eye(2)[y] * 0.9 + 0.05  # every point in its class
+    wrong = right[:, ::-1]  # every point in the other one
+    run.step_memberships[:] = [wrong, right, right, wrong, right]
+    run.criterion_path[:] = [9.0, 1.0, 3.0, 8.0, 2.0]
+    assert run.selected_step == 2  # the largest criterion among steps 1, 2 and 4
+    run.objective.label_weights[:] = 0.0
+    assert run.selected_step == 0  # no labels: the paper's choice
+    started = small(anneal_start="labels").prepare(X, partial).run()
+    started.step_memberships[:] = [wrong, right, right, wrong, right]
+    started.criterion_path[:] = [9.0, 1.0, 3.0, 8.0, 2.0]
+    assert started.selected_step == 0
+
+
 def test_fit_attributes_and_determinism(rng):
     X, y = blobs(rng)
     a = small().fit(X)

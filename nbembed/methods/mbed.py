@@ -227,7 +227,9 @@ class Mbed(EmbeddingEstimator):
         Hotelling-Lawley trace for K > 2).
     selected_step_ : int
         Index of the step with the largest criterion (the paper's step
-        ``selected_step_ + 2``).
+        ``selected_step_ + 2``); after the paper's random restart with labelled
+        points, the largest among the steps that misclassify the fewest of them
+        (see ``MbedRun.selected_step``).
     sne_embedding_ : ndarray (n_samples, n_components)
         The crude SNE embedding that set the radius.
     radius_ : float

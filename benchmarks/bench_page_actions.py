@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT_DIR / "tests"))
 sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
 
 from bench_hssne import git_state, markdown_table  # noqa: E402
-from bench_widget import KERNEL_PEAK_RSS, page_heap_mb  # noqa: E402
+from bench_widget import KERNEL_PEAK_RSS, _progress, page_heap_mb  # noqa: E402
 from e2e.conftest import (  # noqa: E402  (the harness lives with the tests)
     JupyterLab, LabServer, chromium_context, missing_browser_reason)
 
@@ -128,13 +128,6 @@ SEARCH = """([scope, query]) => {
   input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
   return t;
 }"""
-
-
-def _say(n, start):
-    def say(what):
-        print(f"  n = {n}, {time.perf_counter() - start:6.1f} s: {what}", file=sys.stderr,
-              flush=True)
-    return say
 
 
 def _first_after(nb, key, t0, what, predicate="() => true"):
@@ -217,7 +210,7 @@ def gesture(nb, box, kind):
 
 
 def measure(lab, n):
-    say = _say(n, time.perf_counter())
+    say = _progress(n, time.perf_counter())
     with lab.notebook(f"actions-{n}", [SETUP.format(n=n), SHOW]) as nb:
         nb.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", timeout=TIMEOUT_S)
         first_map = (float(nb.attr(EXPLORER, "data-first-draw-at")) - nb.py_value("shown_at"))

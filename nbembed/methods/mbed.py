@@ -68,6 +68,8 @@ SIGMA_CV_FOLDS = 3
 SIGMA_CV_STEPS = 5
 #: Candidates that go on to the other folds after the first (successive halving).
 SIGMA_CV_KEEP = 2
+
+
 def spreading_classifies_better(map_error, spread_error):
     """Whether held-out labels say the spread labels classify better than the map.
 

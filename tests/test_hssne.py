@@ -155,12 +155,15 @@ def test_fixed_point_recovers_from_divergence(iris):
 
 
 def test_gradient_recovers_from_non_finite_steps(iris):
-    # In float64 the first step of 1e30 overflows; single precision stops that
-    # earlier (see the next test).
+    # In float64 a step of 1e30 overflows, or blows the cost up by the check at
+    # iteration 50, depending on the platform's rounding; single precision stops
+    # that earlier (see the next test). Either way the run goes back and halves
+    # the early phase's step (the optimizer's own rate is set from it at the
+    # next iteration).
     run = small(learning_rate=1e30, max_step_norm=None, dtype="float64").prepare(iris[0])
     run.step(50)
     assert np.all(np.isfinite(run.embedding))
-    assert run.recoveries > 0 and run._gradient_descent.learning_rate < 1e30
+    assert run.recoveries > 0 and run._step_scales[0] < 1.0
 
 
 @pytest.mark.parametrize("approximation", [{}, {"affinity": "knn", "repulsion": "barnes-hut"}])

@@ -28,12 +28,19 @@ def missing_forms():
 def compile_every_form():
     """Compile every form of each kernel for the signatures any of its forms has.
 
+    Signatures that a run adds while this compiles are compiled too: it
+    looks again until nothing is missing (or a round changed nothing).
+
     Returns
     -------
     int
         How many (form, signature) pairs were compiled or loaded from the cache.
     """
+    compiled, before = 0, None
     missing = missing_forms()
-    for kernel, sig in missing:
-        kernel.compile(sig)
-    return len(missing)
+    while missing and missing != before:
+        for kernel, sig in missing:
+            kernel.compile(sig)
+        compiled += len(missing)
+        before, missing = missing, missing_forms()
+    return compiled

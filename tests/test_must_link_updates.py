@@ -299,3 +299,35 @@ def test_a_large_run_keeps_its_spatial_order_and_memory_over_a_must_link_change(
     fresh = mix_must_links(P, objective.links, 0.5)
     assert same_matrix(objective.P_mixed, fresh)
     assert np.array_equal(objective.P_mixed.data, fresh.data)
+
+
+def test_prepared_annotations_change_nothing_until_applied_and_then_equal_set_annotations():
+    """``prepare_annotations`` (what the Explorer runs in a thread of its own for a
+    large run) leaves the links and P~ in use alone; applying its results in order
+    gives what ``set_annotations`` of the last annotations gives, to the bit."""
+    from nbembed.objectives.hssne import HSSNEObjective
+
+    rng = np.random.default_rng(7)
+    n = 300
+    P = sparse_joint(rng, n, 6).astype(np.float32)
+
+    def objective():
+        return HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                              dtype=np.float32, repulsion="fft")
+
+    live, fresh = objective(), objective()
+    annotations = Annotations(n)
+    applies = []
+    for size in (40, 3, 25):
+        annotations.add_must_link(rng.choice(n, size, replace=False))
+        links, mixed = live.links, live.P_mixed
+        applies.append(live.prepare_annotations(annotations.copy()))
+        assert live.links is links and live.P_mixed is mixed
+    assert live.prepare_annotations(annotations.copy()) is None  # nothing new
+    for apply in applies:
+        apply()
+    fresh.set_annotations(annotations)
+    assert same_matrix(live.links, fresh.links)
+    assert same_matrix(live.P_mixed, fresh.P_mixed)
+    Yt = rng.normal(size=(2, n))
+    assert live.value(Yt) == fresh.value(Yt)

@@ -1062,6 +1062,33 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
         assert ex.stop(timeout=60)
 
 
+def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch):
+    """Runs from ANNOTATIONS_ASIDE_MIN_N points link a lasso in the annotations
+    thread; the links the run ends with are those of the annotations."""
+    from sklearn.datasets import load_iris
+
+    from nbembed.affinity.constraints import must_links_from
+    from nbembed.objectives import hssne as hssne_module
+
+    monkeypatch.setattr(hssne_module, "ANNOTATIONS_ASIDE_MIN_N", 100)
+    X, y = load_iris(return_X_y=True)
+    ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=60, early_exaggeration_iter=20,
+                                  random_state=0), extra_iterations=30)
+    try:
+        ex.wait(iteration=5, timeout=120)
+        assert ex.run.annotations_aside
+        for group in (np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 2)[5:30]):
+            ex._handle_msg(update_msg({"_selection": encode(group, UINT32)}))
+            ex._handle_msg(custom_msg({"type": "apply", "mode": "must_link"}))
+        ex.wait(timeout=120)
+        assert ex.status == "done" and ex.error == ""
+        expected = must_links_from(None, ex.annotations, len(X))
+        links = ex.run.objective.links
+        assert (links != expected).nnz == 0 and links.nnz == expected.nnz > 0
+    finally:
+        assert ex.stop(timeout=60)
+
+
 def test_slider_specs_carry_open_and_closed_ends():
     from nbembed.methods.mbed_run import LAMBDA
 

@@ -99,6 +99,14 @@ def adaptive_grid_spacing(extent, n, min_nodes):
 #: measurable from renewing every 50 iterations instead of 100 there (whole
 #: 750-iteration runs of 414-445 s either way).
 LOCAL_ORDER_MIN_N = 50_000
+
+#: From this many points the Explorer links a must-link change (a lasso's
+#: group, a new label) in a thread of its own while the run goes on, and the
+#: run stops only to mix P~ again: at 10^6 points, with lassos of 10^5, the
+#: links' bookkeeping took 0.26-1.07 s of a 1.4-2.8 s pause, growing with the
+#: groups linked (benchmarks/bench_lasso.py --run). At 10^5 points, lassos of
+#: 10^4, it took 0.03-0.13 s of a 0.17-0.31 s pause.
+ANNOTATIONS_ASIDE_MIN_N = 200_000
 REORDER_EVERY = 100
 
 #: Entries of P summed at a time by the sparse cost's sum of p log p.
@@ -234,7 +242,7 @@ class HSSNEObjective(Objective):
                                min_boxes=int(fft_min_boxes))
         self._fft_cache = {}
         self._repulsion_cache = None
-        self._must_links = None  # kept by set_annotations
+        self._must_links = None  # kept by prepare_annotations
         # Memory that P~ and its copy in the spatial order are made in again after
         # every must-link change and new order: at 10^6 points, fresh memory for
         # them cost more than computing them.
@@ -261,6 +269,44 @@ class HSSNEObjective(Objective):
         # is made again when next used.
         self._local_is_stale = True
 
+    @property
+    def annotations_aside(self):
+        """bool: Whether :meth:`prepare_annotations` is worth a thread of its own
+        (``n_samples`` >= :data:`ANNOTATIONS_ASIDE_MIN_N`)."""
+        return self.n_samples >= ANNOTATIONS_ASIDE_MIN_N
+
+    def prepare_annotations(self, annotations=None, y=None):
+        """The part of :meth:`set_annotations` that leaves P~ and the links in use as they are.
+
+        Links the groups of ``annotations`` and labels ``y`` that are new since
+        the last call and unlinks those that are gone (:class:`MustLinks`). It
+        touches only that bookkeeping, which no evaluation reads, and calls no
+        parallel kernel, so it may run in another thread while the objective
+        is evaluated. Calls are taken one at a time, and what they return
+        must be applied in the order they were made.
+
+        Returns
+        -------
+        callable or None
+            ``apply()``, which makes the new links the objective's and mixes
+            P~ again (kernel lock held); None when the links did not change.
+        """
+        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
+        first = self._must_links is None
+        must_links = MustLinks(self.n_samples) if first else self._must_links
+        changed = must_links.update(pairs, groups)
+        self._must_links = must_links
+        if not first and not changed.size:
+            return None
+        matrix = must_links.matrix
+
+        def apply():
+            self.links = matrix
+            # The links given at construction may differ anywhere from the first update's.
+            self._mix(None if first else changed)
+
+        return apply
+
     def set_annotations(self, annotations=None, y=None):
         """Use the must-links of ``annotations`` and of labels ``y`` from now on.
 
@@ -268,16 +314,9 @@ class HSSNEObjective(Objective):
         that after a small change only the changed groups are linked and only
         the rows of P~ they touch are mixed again.
         """
-        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
-        first = self._must_links is None
-        if first:
-            self._must_links = MustLinks(self.n_samples)
-        changed = self._must_links.update(pairs, groups)
-        if not first and not changed.size:
-            return
-        self.links = self._must_links.matrix
-        # The links given at construction may differ anywhere from the first update's.
-        self._mix(None if first else changed)
+        apply = self.prepare_annotations(annotations, y)
+        if apply is not None:
+            apply()
 
     def idle_params(self):
         """``rho`` while there are no must-links (labels count as must-links)."""

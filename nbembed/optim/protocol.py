@@ -265,3 +265,28 @@ class Run:
         self
         """
         return self
+
+    #: Whether :meth:`prepare_annotations` does work worth a thread of its own
+    #: (the Explorer's worker then calls it in one while the run goes on).
+    annotations_aside = False
+
+    def prepare_annotations(self, annotations=None, y=None):
+        """Work out new labels and constraints without changing the run.
+
+        Of what :meth:`set_annotations` does, the part that may run in
+        another thread while this run steps (one call at a time); the rest
+        is left to the callable it returns. Here everything is left.
+
+        Parameters
+        ----------
+        annotations : Annotations, optional
+        y : array-like of int, optional
+
+        Returns
+        -------
+        callable
+            ``apply()``: what ``set_annotations(annotations, y)`` would have
+            done, given what was worked out. Call it from the thread that steps
+            the run, in the order the calls were made.
+        """
+        return lambda: self.set_annotations(annotations, y)

@@ -183,6 +183,36 @@ class ObjectiveRun(Run):
             self._objective_changed()
         return self
 
+    @property
+    def annotations_aside(self):
+        """bool: Whether the objective's :meth:`prepare_annotations` is worth a
+        thread of its own."""
+        return self.objective.annotations_aside
+
+    def prepare_annotations(self, annotations=None, y=None):
+        """Work out new labels and constraints without changing the run (see
+        :meth:`nbembed.optim.protocol.Run.prepare_annotations`).
+
+        Returns
+        -------
+        callable
+            ``apply()``, which makes them the run's from the next iteration on,
+            as :meth:`set_annotations` does.
+        """
+        if not self.annotations_aside:
+            # Nothing to work out aside; a subclass's own set_annotations does it all.
+            return super().prepare_annotations(annotations, y)
+        apply_to_objective = self.objective.prepare_annotations(annotations, y)
+
+        def apply():
+            with _config.KERNEL_LOCK:
+                if apply_to_objective is not None:
+                    apply_to_objective()
+                self._watch_cost_from_here()
+                self._objective_changed()
+
+        return apply
+
     # -- inspection -----------------------------------------------------------
     def forces(self, indices=None):
         """The current gradient split into its terms, one row per point.

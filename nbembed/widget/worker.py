@@ -19,6 +19,12 @@ Each time the worker goes idle it may start one more daemon thread,
 "nbembed-compile-forms" (:func:`compile_other_forms`), which compiles the
 kernel forms of the alphas no run has used yet; it only compiles (Numba's
 compiler lock is its sole shared state) and never calls a run or a kernel.
+
+A run whose ``annotations_aside`` is true (a large HSSNE run) gets its new
+annotations worked out in the thread "nbembed-annotations"
+(:class:`~nbembed.widget.annotations_aside.AnnotationsAside`), which calls
+only ``run.prepare_annotations``; this thread applies the results between two
+steps, so the run goes on meanwhile.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import numpy as np
 from .._kernels.forms import compile_every_form, missing_forms
 from .._memory import MemoryReleaser, configure_allocator
 from ..optim.compiling import CompileWatch
+from .annotations_aside import AnnotationsAside
 
 logger = logging.getLogger("nbembed")
 
@@ -195,6 +202,7 @@ class RunWorker:
         self._cut_short = False  # the last step call ended early for a change
         self.run = None
         self._sizer = StepSizer(step_seconds)
+        self._aside = AnnotationsAside(on_ready=self._wake)
 
     # -- called from the main thread -------------------------------------------------
     @property
@@ -215,7 +223,8 @@ class RunWorker:
         if not self.alive:
             return True
         with self._cond:
-            return (not self._pending() and not self._wants_steps() and self._waiting)
+            return (not self._pending() and not self._wants_steps() and self._waiting
+                    and not self._aside.busy)
 
     def start(self, paused=False):
         """Start the thread (it prepares the run first if there is none)."""
@@ -318,13 +327,18 @@ class RunWorker:
                 setattr(self, name, value)
             self._cond.notify_all()
 
+    def _wake(self):
+        """Wake the thread: annotations worked out aside are ready."""
+        with self._cond:
+            self._cond.notify_all()
+
     # -- the thread ---------------------------------------------------------------
     def _take(self):
         """The queued commands, cleared (called with the condition held)."""
         work = dict(restart=self._restart or (self.run is None and not self._failed),
                     params=self._params, annotations=self._annotations,
                     extend=self._extend, poke=self._poked, ops=self._ops,
-                    reads=self._reads, replace=self._replace)
+                    reads=self._reads, replace=self._replace, aside=self._aside.take())
         self._restart = self._extend = self._poked = False
         self._params, self._annotations, self._ops, self._replace = {}, None, [], None
         self._reads = []
@@ -333,7 +347,7 @@ class RunWorker:
     def _pending(self):
         return (self._stop or self._restart or self._params or self._annotations is not None
                 or self._extend or self._poked or bool(self._ops) or bool(self._reads)
-                or self._replace is not None)
+                or self._replace is not None or self._aside.ready)
 
     def _wants_steps(self):
         run = self.run
@@ -422,9 +436,19 @@ class RunWorker:
                 changed = True
             except REJECTED as err:
                 self._on_warning(f"Parameter change not applied: {err}")
+        annotations = []  # what makes them the run's, in the order they changed
+        for made_for, apply in work["aside"]:
+            if made_for is run:  # else the run was replaced, and the new one has them
+                annotations.append(apply)
         if work["annotations"] is not None:
+            if getattr(run, "annotations_aside", False):
+                self._aside.submit(run, work["annotations"])
+            else:
+                snapshot = work["annotations"]
+                annotations.append(lambda: run.set_annotations(*snapshot()))
+        for apply in annotations:
             try:
-                run.set_annotations(*work["annotations"]())
+                apply()
                 changed = True
             except REJECTED as err:
                 self._on_warning(f"{getattr(run, 'name', 'The run')} did not accept the "

@@ -33,12 +33,13 @@ from numba import njit, prange
 
 from .._config import JIT_PARALLEL
 from .hssne import kernel_by_alpha, log_kernel
+from .mbed import exp_neg
 from .rows import add_squared_differences
 
 
 @njit(**JIT_PARALLEL)
-def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_floor, active,
-                            grad, costs, scales):
+def placement_cost_gradient(Rt, Yt, indices, P, p_log_p, precision, alpha, tradeoff, log_floor,
+                            active, grad, costs, scales):
     """Per-point costs E_i and gradients of new points against fixed reference points.
 
     Parameters
@@ -51,6 +52,9 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
         Reference neighbours of each new point.
     P : ndarray (m, k)
         p_{j|i} over those neighbours, rows summing to one.
+    p_log_p : ndarray (m,)
+        sum_j p_{j|i} log p_{j|i} of each row (fixed while a point moves: a log
+        per neighbour and step cost as much as the rest of the sums).
     precision : ndarray (m,)
         b_i.
     alpha : float
@@ -85,23 +89,29 @@ def placement_cost_gradient(Rt, Yt, indices, P, precision, alpha, tradeoff, log_
                 shift = min(shift, tau[j])
         h = np.empty(n)
         g = np.empty(n)
-        for j in range(n):
-            hj, sj = kernel_by_alpha(b * (tau[j] - shift), alpha)
-            h[j] = hj
-            g[j] = b * sj
+        if alpha == 0.0:
+            # The Gaussian in a loop that vectorizes (math.exp does not).
+            for j in range(n):
+                h[j] = exp_neg(b * (tau[j] - shift))
+                g[j] = b
+        else:
+            for j in range(n):
+                hj, sj = kernel_by_alpha(b * (tau[j] - shift), alpha)
+                h[j] = hj
+                g[j] = b * sj
         z = 0.0  # summed in a loop that stores nothing (see nbembed._kernels.reduction)
         for j in range(n):
             z += h[j]
         log_z = math.log(z)
         attraction = np.zeros(d)
-        kl_pq = 0.0
+        kl_pq = p_log_p[i]
         scale = 0.0
         for c in range(k):
             p = P[i, c]
             if p <= 0.0:
                 continue
             j = indices[i, c]
-            kl_pq += p * (math.log(p) - log_kernel(b * (tau[j] - shift), alpha) + log_z)
+            kl_pq += p * (log_z - log_kernel(b * (tau[j] - shift), alpha))
             w = p * g[j]
             scale += w
             for e in range(d):

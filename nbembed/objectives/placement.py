@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import xlogy
 
 from .. import _config
 from .._kernels.nerv import P_FLOOR
@@ -64,6 +65,11 @@ class PlacementObjective(Objective):
             np.ascontiguousarray(precision, dtype=np.float64)
         self.alpha = float(alpha)
         self.tradeoff = float(tradeoff)
+        # sum_j p log p of each row, added neighbour by neighbour (as start() sums):
+        # a row's value does not depend on the rows placed with it.
+        self.p_log_p = np.zeros(m)
+        for c in range(self.P.shape[1]):
+            self.p_log_p += xlogy(self.P[:, c], self.P[:, c])
 
     @property
     def n_points(self):
@@ -104,9 +110,9 @@ class PlacementObjective(Objective):
         costs = np.zeros(m)
         scales = np.zeros(m)
         with _config.KERNEL_LOCK:
-            placement_cost_gradient(self.reference_t, Yt, self.indices, self.P, self.precision,
-                                    self.alpha, self.tradeoff, math.log(P_FLOOR), active,
-                                    grad, costs, scales)
+            placement_cost_gradient(self.reference_t, Yt, self.indices, self.P, self.p_log_p,
+                                    self.precision, self.alpha, self.tradeoff,
+                                    math.log(P_FLOOR), active, grad, costs, scales)
         return costs, scales
 
     def project(self, Yt):

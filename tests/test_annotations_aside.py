@@ -11,17 +11,9 @@ import time
 
 import numpy as np
 
+from _waiting import wait_for
 from nbembed.optim.protocol import Run
 from nbembed.widget.worker import RunWorker
-
-
-def wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.005)
-    raise AssertionError("condition not reached in time")
 
 
 class AsideRun(Run):

@@ -2,12 +2,12 @@
 
 import pathlib
 import re
-import time
 
 import numpy as np
 import pytest
 
 import reference_parametric as ref
+from _waiting import wait_for
 from nbembed import Annotations
 from nbembed._kernels import parametric as pe_kernels
 from nbembed.affinity.learning_metric import LearningMetric
@@ -405,15 +405,6 @@ def test_worker_restart_keeps_the_pins(data):
     smaller = ParametricEmbedding(random_state=0).prepare(data[2][:50])
     worker._carry_pins(old, smaller)
     assert smaller.pinned.size == 0 and "pinned points could not be kept" in warnings[0]
-
-
-def wait_for(condition, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.01)
-    raise AssertionError("condition not reached in time")
 
 
 def test_pins_hold_while_the_worker_steps_changes_and_restarts(data):

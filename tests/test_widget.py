@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("anywidget")
 
 import traitlets  # noqa: E402
+from _waiting import wait_for  # noqa: E402
 
 from nbembed import HSSNE, Annotations  # noqa: E402
 from nbembed.optim import LiveParameter  # noqa: E402
@@ -168,15 +169,6 @@ class FakeComm:
 
     def close(self, *args, **kwargs):
         pass
-
-
-def wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    raise AssertionError("condition not reached in time")
 
 
 @pytest.fixture

@@ -36,8 +36,9 @@ def _problem(rng, m=5, n=30, k=8, d=2):
 # -- the kernel and its gradient -----------------------------------------------------------
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0, 1.5])
 @pytest.mark.parametrize("tradeoff", [1.0, 0.3, 0.0])
-def test_kernel_matches_the_numpy_reference(rng, alpha, tradeoff):
-    R, Y, indices, P, precision = _problem(rng)
+@pytest.mark.parametrize("k", [8, 30], ids=["some neighbours", "every point a neighbour"])
+def test_kernel_matches_the_numpy_reference(rng, alpha, tradeoff, k):
+    R, Y, indices, P, precision = _problem(rng, k=k)
     objective = PlacementObjective(R, indices, P, precision, alpha=alpha, tradeoff=tradeoff)
     Yt = np.ascontiguousarray(Y.T)
     grad = np.empty_like(Yt)
@@ -53,8 +54,9 @@ def test_kernel_matches_the_numpy_reference(rng, alpha, tradeoff):
 
 @pytest.mark.parametrize("alpha", [0.0, 1.0, 1.5])
 @pytest.mark.parametrize("tradeoff", [1.0, 0.4])
-def test_gradient_by_finite_differences(rng, alpha, tradeoff):
-    R, Y, indices, P, precision = _problem(rng)
+@pytest.mark.parametrize("k", [8, 30], ids=["some neighbours", "every point a neighbour"])
+def test_gradient_by_finite_differences(rng, alpha, tradeoff, k):
+    R, Y, indices, P, precision = _problem(rng, k=k)
     objective = PlacementObjective(R, indices, P, precision, alpha=alpha, tradeoff=tradeoff)
 
     def cost(Z):

@@ -38,8 +38,8 @@ from .rows import add_squared_differences
 
 
 @njit(**JIT_PARALLEL)
-def placement_cost_gradient(Rt, Yt, indices, P, p_log_p, precision, alpha, tradeoff, log_floor,
-                            active, grad, costs, scales):
+def placement_cost_gradient(Rt, Yt, indices, P, P_by_reference, p_log_p, precision, alpha,
+                            tradeoff, log_floor, active, grad, costs, scales):
     """Per-point costs E_i and gradients of new points against fixed reference points.
 
     Parameters
@@ -52,6 +52,10 @@ def placement_cost_gradient(Rt, Yt, indices, P, p_log_p, precision, alpha, trade
         Reference neighbours of each new point.
     P : ndarray (m, k)
         p_{j|i} over those neighbours, rows summing to one.
+    P_by_reference : ndarray (m, n) or (0, 0)
+        Where every reference point is a neighbour (Mbed's wide neighbourhoods):
+        ``P`` with its columns in the reference points' order, which the
+        attraction then reads in loops that vectorize; else empty.
     p_log_p : ndarray (m,)
         sum_j p_{j|i} log p_{j|i} of each row (fixed while a point moves: a log
         per neighbour and step cost as much as the rest of the sums).
@@ -106,16 +110,42 @@ def placement_cost_gradient(Rt, Yt, indices, P, p_log_p, precision, alpha, trade
         attraction = np.zeros(d)
         kl_pq = p_log_p[i]
         scale = 0.0
-        for c in range(k):
-            p = P[i, c]
-            if p <= 0.0:
-                continue
-            j = indices[i, c]
-            kl_pq += p * (log_z - log_kernel(b * (tau[j] - shift), alpha))
-            w = p * g[j]
-            scale += w
+        if P_by_reference.shape[0]:
+            pi = P_by_reference[i]
+            mass = 0.0  # sum_j p_j and sum_j p_j log H_j, in loops that store nothing
+            cross = 0.0
+            for j in range(n):
+                mass += pi[j]
+            if alpha == 0.0:
+                for j in range(n):
+                    cross -= pi[j] * (b * (tau[j] - shift))
+            else:
+                for j in range(n):
+                    cross += pi[j] * log_kernel(b * tau[j], alpha)
+            kl_pq += mass * log_z - cross
+            w = np.empty(n)
+            for j in range(n):
+                w[j] = pi[j] * g[j]
+            for j in range(n):
+                scale += w[j]
             for e in range(d):
-                attraction[e] += w * (Yt[e, i] - Rt[e, j])
+                y = Yt[e, i]
+                r = Rt[e]
+                pull = 0.0
+                for j in range(n):
+                    pull += w[j] * (y - r[j])
+                attraction[e] = pull
+        else:
+            for c in range(k):
+                p = P[i, c]
+                if p <= 0.0:
+                    continue
+                j = indices[i, c]
+                kl_pq += p * (log_z - log_kernel(b * (tau[j] - shift), alpha))
+                w = p * g[j]
+                scale += w
+                for e in range(d):
+                    attraction[e] += w * (Yt[e, i] - Rt[e, j])
         kl_qp = 0.0
         log_p = np.empty(0)
         if tradeoff < 1.0:

@@ -70,6 +70,12 @@ class PlacementObjective(Objective):
         self.p_log_p = np.zeros(m)
         for c in range(self.P.shape[1]):
             self.p_log_p += xlogy(self.P[:, c], self.P[:, c])
+        n = self.reference_t.shape[1]
+        self.P_by_reference = np.zeros((0, 0))
+        if self.P.shape[1] == n:
+            # Every reference point is a neighbour: P in their order, read contiguously.
+            self.P_by_reference = np.zeros((m, n))
+            np.put_along_axis(self.P_by_reference, self.indices, self.P, axis=1)
 
     @property
     def n_points(self):
@@ -110,9 +116,10 @@ class PlacementObjective(Objective):
         costs = np.zeros(m)
         scales = np.zeros(m)
         with _config.KERNEL_LOCK:
-            placement_cost_gradient(self.reference_t, Yt, self.indices, self.P, self.p_log_p,
-                                    self.precision, self.alpha, self.tradeoff,
-                                    math.log(P_FLOOR), active, grad, costs, scales)
+            placement_cost_gradient(self.reference_t, Yt, self.indices, self.P,
+                                    self.P_by_reference, self.p_log_p, self.precision,
+                                    self.alpha, self.tradeoff, math.log(P_FLOOR), active,
+                                    grad, costs, scales)
         return costs, scales
 
     def project(self, Yt):

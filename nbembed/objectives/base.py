@@ -104,15 +104,10 @@ class Objective:
         """Use these labels and constraints from now on (objectives that read
         none ignore them)."""
 
-    #: Whether :meth:`prepare_annotations` does work worth a thread of its own.
+    #: Whether the objective has a ``prepare_annotations`` worth a thread of its own
+    #: (see :meth:`nbembed.objectives.hssne.HSSNEObjective.prepare_annotations`);
+    #: runs call it only then.
     annotations_aside = False
-
-    def prepare_annotations(self, annotations=None, y=None):
-        """What :meth:`set_annotations` can work out without changing the
-        objective, in any thread while it is evaluated: here nothing, and
-        ``apply()``, which is called where the objective may change (the
-        kernel lock held), does it all. Returns ``apply`` (None: nothing to do)."""
-        return lambda: self.set_annotations(annotations, y)
 
     def get_params(self):
         """Current values of the live parameters."""

@@ -42,6 +42,7 @@ from numba.extending import overload
 from .._config import JIT, JIT_PARALLEL
 from .hssne import gaussian_kernel, half_kernel, power_kernel, student_kernel, two_kernel
 from .power_table import TABULATED_MIN_ALPHA, power_table, tabulated_power_kernel
+from .variants import named_variant
 
 #: Levels of the quadtree (bits per coordinate of the Morton code).
 LEVELS = 21
@@ -271,17 +272,16 @@ def _walk_loop(kern):
                     top += 1
         return z, f0, f1
 
-    return walk
+    return named_variant(walk, kern.__name__)
 
 
 def _untabulated(kern):
     """A kernel of :mod:`.hssne` with the (unused) table argument of the walk."""
 
-    @njit(**JIT)
-    def kernel(tau, alpha, table):
+    def untabulated(tau, alpha, table):
         return kern(tau, alpha)
 
-    return kernel
+    return njit(**JIT)(named_variant(untabulated, kern.__name__))
 
 
 #: The kernel function for each ``form`` of the walk (see :func:`_form`).
@@ -332,7 +332,6 @@ def _walk_all_for(form):
     walks compiled together took 17 s in a first run.
     """
 
-    @njit(**JIT_PARALLEL)
     def walk_all(xs, ys, order, start, end, level, first_child, n_children, root_side, theta,
                  alpha, with_forces, repulsion):
         n = xs.size
@@ -359,7 +358,7 @@ def _walk_all_for(form):
                     repulsion[i, 1] = f1
         return z_rows
 
-    return walk_all
+    return njit(**JIT_PARALLEL)(named_variant(walk_all, _WALK_FORMS[form].__name__))
 
 
 #: The walk of every point for each form of ``_WALK_FORMS``.

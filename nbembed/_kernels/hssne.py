@@ -48,6 +48,7 @@ from numba.extending import overload
 from .._config import JIT, JIT_PARALLEL
 from .fastexp import log_positive, unit_power
 from .reduction import ordered_sum
+from .variants import named_variant
 
 ZERO = np.float32(0.0)
 ONE = np.float32(1.0)
@@ -168,7 +169,7 @@ def _repulsion_loop(kern):
                     force[k] += hs * (Yt[k, i] - Yt[k, j])
         return z - ONE
 
-    return loop
+    return named_variant(loop, kern.__name__)
 
 
 def _dense_loop(kern):
@@ -225,7 +226,7 @@ def _dense_loop(kern):
                     attraction[k] += ps * diff
         return z - ONE, a
 
-    return loop
+    return named_variant(loop, kern.__name__)
 
 
 
@@ -361,7 +362,6 @@ def _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration):
 def _dense_kernel(form):
     """:func:`hssne_dense` compiled for ``_FORMS[form]`` alone."""
 
-    @njit(**JIT_PARALLEL)
     def dense(Yt, P, alpha, exaggeration, grad):
         z_rows, a_rowsum, attraction, repulsion = _row_sums(Yt)
         for i in prange(Yt.shape[1]):
@@ -369,13 +369,12 @@ def _dense_kernel(form):
                                                      attraction[i])
         return _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration)
 
-    return dense
+    return njit(**JIT_PARALLEL)(named_variant(dense, _FORMS[form].__name__))
 
 
 def _sparse_kernel(form):
     """:func:`hssne_sparse` compiled for ``_FORMS[form]`` alone."""
 
-    @njit(**JIT_PARALLEL)
     def sparse(Yt, indptr, indices, pvalues, alpha, exaggeration, grad):
         z_rows, a_rowsum, attraction, repulsion = _row_sums(Yt)
         Y = points_side_by_side(Yt)
@@ -385,13 +384,12 @@ def _sparse_kernel(form):
                                           attraction[i])
         return _gradient(grad, z_rows, a_rowsum, attraction, repulsion, exaggeration)
 
-    return sparse
+    return njit(**JIT_PARALLEL)(named_variant(sparse, _FORMS[form].__name__))
 
 
 def _z_kernel(form):
     """:func:`hssne_z` compiled for ``_FORMS[form]`` alone."""
 
-    @njit(**JIT_PARALLEL)
     def normalizer(Yt, alpha):
         d, n = Yt.shape
         z_rows = np.zeros(n)
@@ -400,7 +398,7 @@ def _z_kernel(form):
             z_rows[i] = _repulsion_row_form(Yt, i, alpha, form, scratch)
         return ordered_sum(z_rows)
 
-    return normalizer
+    return njit(**JIT_PARALLEL)(named_variant(normalizer, _FORMS[form].__name__))
 
 
 # One compiled kernel per form, chosen in Python by alpha: a run compiles the

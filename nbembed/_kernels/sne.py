@@ -69,21 +69,41 @@ def sne_gradient(Yt, indptr, indices, mvalues, row_mass, exaggeration, grad):
     """
     d, n = Yt.shape
     shift, z = sne_normalizers(Yt)
+    inv_z = 1.0 / z
+    # In a plane, unless some row had to be shifted, q_{j|i} + q_{i|j} =
+    # exp(-tau) (1/Z_i + 1/Z_j): one exponential per pair instead of two, in a
+    # loop without branches that vectorizes (the pair (i, i) adds nothing, its
+    # difference being zero); 10x faster at 10^4 points. In more dimensions the
+    # same loop did not vectorize and gained nothing.
+    plane = d == 2 and shift.max() == 0.0
     cost_rows = np.zeros(n)
     for i in prange(n):
         rep = np.zeros(d)
-        inv_zi = 1.0 / z[i]
-        for j in range(n):
-            if j == i:
-                continue
-            tau = 0.0
-            for k in range(d):
-                diff = Yt[k, i] - Yt[k, j]
-                tau += diff * diff
-            # q_{j|i} + q_{i|j}, each with its row's shift
-            w = exp_neg(tau - shift[i]) * inv_zi + exp_neg(tau - shift[j]) / z[j]
-            for k in range(d):
-                rep[k] += w * (Yt[k, i] - Yt[k, j])
+        if plane:
+            a0 = Yt[0, i]
+            a1 = Yt[1, i]
+            r0 = 0.0
+            r1 = 0.0
+            for j in range(n):
+                dx = a0 - Yt[0, j]
+                dy = a1 - Yt[1, j]
+                w = exp_neg(dx * dx + dy * dy) * (inv_z[i] + inv_z[j])
+                r0 += w * dx
+                r1 += w * dy
+            rep[0] = r0
+            rep[1] = r1
+        else:
+            for j in range(n):
+                if j == i:
+                    continue
+                tau = 0.0
+                for k in range(d):
+                    diff = Yt[k, i] - Yt[k, j]
+                    tau += diff * diff
+                # q_{j|i} + q_{i|j}, each with its row's shift
+                w = exp_neg(tau - shift[i]) * inv_z[i] + exp_neg(tau - shift[j]) * inv_z[j]
+                for k in range(d):
+                    rep[k] += w * (Yt[k, i] - Yt[k, j])
         attr = np.zeros(d)
         m_tau = 0.0
         for idx in range(indptr[i], indptr[i + 1]):

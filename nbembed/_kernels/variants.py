@@ -4,10 +4,10 @@ Numba names compiled code, its environment and its file in the on-disk cache
 after the Python function's qualified name, plus a counter of the process that
 compiled it. Closures built by one factory share that name, so two of them
 compiled by two processes (test workers, notebook kernels, Dask workers) can
-come back from the cache under the same symbols; a process that loads both
-then finds one's environment under the other's name and fails to return an
-array ("'descr' is NULL"), or links one variant's code where the other's
-belongs. A name per variant keeps them apart.
+come back from the cache under the same symbol and environment names, which
+Numba looks up by name; a process that loads both can then find one's
+environment under the other's name (an array that cannot be returned:
+"'descr' is NULL"). A name per variant keeps them apart.
 """
 
 

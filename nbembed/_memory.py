@@ -165,6 +165,19 @@ class Room:
         return buffer[:size]
 
 
+def available_bytes():
+    """Memory the system can give without swapping (Linux's ``MemAvailable``), in
+    bytes; None where it does not say."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def new_arrays(shapes, rooms=None):
     """Uninitialized arrays, one for each ``(size, dtype)`` of ``shapes``: new, or
     taken from ``rooms`` (a :class:`Room` for each) when given."""

@@ -98,13 +98,37 @@ def _as_if_large():
         yield
 
 
+def _annotations_aside():
+    """A must-link group worked out beside a large run, as the Explorer does from
+    ``ANNOTATIONS_ASIDE_MIN_N`` points (serial twins of the mixing kernels)."""
+    import scipy.sparse as sp
+
+    from . import Annotations
+    from .objectives import hssne
+
+    rng = np.random.default_rng(0)
+    W = sp.random(N_POINTS, N_POINTS, density=0.05, format="csr", random_state=0)
+    for dtype, kernels in ((np.float32, np.float32), (np.float64, np.float64)):
+        P = sp.csr_matrix((W + W.T) / (W + W.T).sum(), dtype=dtype)
+        P.sort_indices()
+        with _as_if_large(), mock.patch.object(hssne, "ANNOTATIONS_ASIDE_MIN_N", 0):
+            run = hssne.HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                                       dtype=kernels, repulsion="fft")
+            Yt = rng.normal(size=(2, N_POINTS)).astype(kernels)
+            run.gradient(Yt, np.empty_like(Yt))  # the spatial order
+            annotations = Annotations(N_POINTS)
+            annotations.add_must_link(np.arange(0, N_POINTS, 7))
+            run.prepare_annotations(annotations)()
+
+
 def _hssne_approximate():
     """kNN affinities with the grid and Barnes-Hut repulsions, as at large sizes,
-    with labels as must-links."""
+    with labels as must-links, also worked out beside the run."""
     with _as_if_large():
         # Labels as must-links mixed into a sparse P (a fixed rho: no cross-validation).
         _hssne_fits(dict(affinity="knn", repulsion="fft", rho=0.5), with_labels=True)
         _hssne_fits(dict(affinity="knn", repulsion="barnes-hut"))
+    _annotations_aside()
     _every_form()
 
 

@@ -47,3 +47,27 @@ def test_the_per_form_kernels_are_found():
     found = set(_dispatchers(hssne))
     assert set(hssne._DENSE) | set(hssne._SPARSE) | set(hssne._Z) <= found
     assert set(barnes_hut._WALK_ALL) <= set(_dispatchers(barnes_hut))
+
+
+def test_a_serial_twin_has_its_own_name_and_no_threads_and_computes_the_same():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from nbembed._kernels import csr, locality
+
+    pairs = [(csr.merged_row_lengths, csr.merged_row_lengths_serial),
+             (csr.mix_sparse, csr.mix_sparse_serial),
+             (locality._permute_csr_into, locality._permute_csr_into_serial)]
+    for kernel, twin in pairs:
+        assert kernel.targetoptions["parallel"] and not twin.targetoptions.get("parallel")
+        assert twin.py_func.__qualname__ == kernel.py_func.__qualname__ + "_serial"
+        assert twin.py_func.__code__ is kernel.py_func.__code__
+    P = sp.random(300, 300, density=0.05, format="csr", random_state=0, dtype=np.float32)
+    P = sp.csr_matrix(P + P.T)
+    P.sort_indices()
+    order = np.random.default_rng(0).permutation(300)
+    got = locality.permute_csr(P.indptr, P.indices, P.data, order, parallel=False)
+    for a, b in zip(got, locality.permute_csr(P.indptr, P.indices, P.data, order)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(csr.merged_row_lengths_serial(P.indptr, P.indices, P.indptr, P.indices),
+                          csr.merged_row_lengths(P.indptr, P.indices, P.indptr, P.indices))

@@ -331,3 +331,123 @@ def test_prepared_annotations_change_nothing_until_applied_and_then_equal_set_an
     assert same_matrix(live.P_mixed, fresh.P_mixed)
     Yt = rng.normal(size=(2, n))
     assert live.value(Yt) == fresh.value(Yt)
+
+
+def _large_run_pair(monkeypatch, rng, n=400):
+    """Two equal HSSNE objectives treated as large runs (spatial order, annotations
+    worked out aside), each with its spatial order made at the same embedding."""
+    from nbembed.objectives import hssne as hssne_module
+
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", n // 2)
+    monkeypatch.setattr(hssne_module, "ANNOTATIONS_ASIDE_MIN_N", n // 2)
+    P = sparse_joint(rng, n, 8).astype(np.float32)
+    Yt = rng.normal(size=(2, n)).astype(np.float32)
+    pair = []
+    for _ in range(2):
+        objective = hssne_module.HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                                                dtype=np.float32, repulsion="fft")
+        objective.gradient(Yt, np.empty_like(Yt))
+        pair.append(objective)
+    assert pair[0].annotations_aside and pair[0]._local is not None
+    return pair, Yt
+
+
+def _assert_same_run(live, fresh, Yt):
+    """P~, its spatial-order copy, the cost and the gradient are the same to the bit."""
+    from nbembed._kernels.locality import permute_csr
+
+    assert same_matrix(live.P_mixed, fresh.P_mixed)
+    assert np.array_equal(live.P_mixed.data, fresh.P_mixed.data)
+    grads = [np.empty_like(Yt), np.empty_like(Yt)]
+    live.gradient(Yt, grads[0])
+    fresh.gradient(Yt, grads[1])
+    assert np.array_equal(grads[0], grads[1])
+    assert live.value(Yt) == fresh.value(Yt)
+    local = live._local
+    expected = permute_csr(fresh.P_mixed.indptr, fresh.P_mixed.indices, fresh.P_mixed.data,
+                           local.order)
+    for got, want in zip((local.indptr, local.indices, local.data), expected):
+        assert np.array_equal(got, want)
+
+
+def test_a_large_run_takes_up_the_p_mixed_aside_as_set_annotations_makes_it(monkeypatch):
+    """P~ and its spatial-order copy, made by ``prepare_annotations`` in new memory,
+    leave the run alone until applied; then the run has them without mixing or
+    permuting again, equal to what ``set_annotations`` makes."""
+    rng = np.random.default_rng(8)
+    (live, fresh), Yt = _large_run_pair(monkeypatch, rng)
+    annotations = Annotations(live.n_samples)
+    for size in (60, 5):
+        annotations.add_must_link(rng.choice(live.n_samples, size, replace=False))
+        mixed, local = live.P_mixed, live._local
+        apply = live.prepare_annotations(annotations.copy())
+        assert live.P_mixed is mixed and live._local is local
+        apply()
+        assert not live._local_is_stale  # taken up: nothing left to permute
+        assert live._local.order is local.order
+        assert not np.shares_memory(live._local.data, local.data)
+        fresh.set_annotations(annotations)
+        _assert_same_run(live, fresh, Yt)
+
+
+def test_a_large_run_mixes_again_when_rho_or_the_order_changed_meanwhile(monkeypatch):
+    """What was made aside for an older rho or spatial order is not used."""
+    rng = np.random.default_rng(9)
+    (live, fresh), Yt = _large_run_pair(monkeypatch, rng)
+    annotations = Annotations(live.n_samples)
+    annotations.add_must_link(rng.choice(live.n_samples, 50, replace=False))
+    apply = live.prepare_annotations(annotations.copy())
+    live.set_params(rho=0.8)
+    apply()
+    fresh.set_params(rho=0.8)
+    fresh.set_annotations(annotations)
+    _assert_same_run(live, fresh, Yt)
+
+    annotations.add_must_link(rng.choice(live.n_samples, 20, replace=False))
+    apply = live.prepare_annotations(annotations.copy())
+    moved = Yt[:, ::-1].copy()  # the points elsewhere: a new spatial order
+    for objective in (live, fresh):
+        objective.iteration += 10**6
+        objective.gradient(moved, np.empty_like(moved))
+    before = live._local.order
+    apply()
+    assert live._local_is_stale
+    fresh.set_annotations(annotations)
+    _assert_same_run(live, fresh, moved)
+    assert live._local.order is before
+
+
+def test_the_work_aside_calls_no_parallel_kernel(monkeypatch):
+    """A parallel kernel entered beside the run's could abort the process (Numba's
+    default threading layer) or wait on its lock."""
+    from nbembed._kernels import locality
+
+    rng = np.random.default_rng(10)
+    (live, _), _ = _large_run_pair(monkeypatch, rng)
+
+    def refuse(*args):
+        raise AssertionError("a parallel kernel was called aside")
+
+    for module, name in ((constraints, "mix_sparse"), (constraints, "merged_row_lengths"),
+                         (locality, "_permute_csr_into")):
+        monkeypatch.setattr(module, name, refuse)
+    annotations = Annotations(live.n_samples)
+    annotations.add_must_link(rng.choice(live.n_samples, 40, replace=False))
+    apply = live.prepare_annotations(annotations.copy())
+    apply()
+    assert not live._local_is_stale
+
+
+def test_without_memory_for_a_second_p_mixed_a_large_run_mixes_when_applied(monkeypatch):
+    from nbembed.objectives import hssne as hssne_module
+
+    rng = np.random.default_rng(11)
+    (live, fresh), Yt = _large_run_pair(monkeypatch, rng)
+    monkeypatch.setattr(hssne_module, "available_bytes", lambda: 1000)
+    annotations = Annotations(live.n_samples)
+    annotations.add_must_link(rng.choice(live.n_samples, 50, replace=False))
+    apply = live.prepare_annotations(annotations.copy())
+    apply()
+    assert live._local_is_stale  # mixed in the run: its copy is made again when next used
+    fresh.set_annotations(annotations)
+    _assert_same_run(live, fresh, Yt)

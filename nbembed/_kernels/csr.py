@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._config import JIT, JIT_PARALLEL
+from .variants import serial_twin
 
 
 @njit(**JIT_PARALLEL)
@@ -246,3 +247,8 @@ def mix_sparse(p_indptr, p_indices, p_data, keep, u_indptr, u_indices, u_data, p
             out_indices[o] = j
             out_data[o] = (a_ij + a_ji) * 0.5
             o += 1
+
+
+#: Serial twins of the mixing kernels, for P~ worked out beside a running fit.
+merged_row_lengths_serial = serial_twin(merged_row_lengths)
+mix_sparse_serial = serial_twin(mix_sparse)

@@ -17,6 +17,7 @@ from numba import njit, prange
 from .._config import JIT_PARALLEL
 from .._memory import new_arrays
 from .barnes_hut import morton_codes
+from .variants import serial_twin
 
 
 def morton_order(Yt):
@@ -50,7 +51,7 @@ def put_columns(out, order, values):
         out[k][order] = values[k]
 
 
-def permute_csr(indptr, indices, data, order, rooms=None):
+def permute_csr(indptr, indices, data, order, rooms=None, parallel=True):
     """CSR arrays of P[order][:, order]: row k is the old row order[k], with its
     column indices renumbered the same way.
 
@@ -63,6 +64,9 @@ def permute_csr(indptr, indices, data, order, rooms=None):
     rooms : tuple of three :class:`~nbembed._memory.Room`, optional
         Where to write the result's indptr, indices and data (a renewed order
         of the same P~ then reuses the memory of the last one).
+    parallel : bool
+        False runs the kernel's serial twin, for a thread beside a running
+        fit's (see :func:`~nbembed._kernels.variants.serial_twin`).
 
     Returns
     -------
@@ -75,7 +79,8 @@ def permute_csr(indptr, indices, data, order, rooms=None):
     nnz = int(indptr[-1])
     shapes = ((indptr.size, indptr.dtype), (nnz, indices.dtype), (nnz, np.float32))
     out = new_arrays(shapes, rooms)
-    _permute_csr_into(indptr, indices, data, order, *out)
+    permute = _permute_csr_into if parallel else _permute_csr_into_serial
+    permute(indptr, indices, data, order, *out)
     return tuple(out)
 
 
@@ -100,3 +105,6 @@ def _permute_csr_into(indptr, indices, data, order, new_indptr, new_indices, new
         for t in range(indptr[i + 1] - src):
             new_indices[dst + t] = inverse[indices[src + t]]
             new_data[dst + t] = data[src + t]
+
+
+_permute_csr_into_serial = serial_twin(_permute_csr_into)

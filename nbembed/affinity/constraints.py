@@ -29,7 +29,8 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from .._kernels.csr import merged_row_lengths, mix_dense_all, mix_dense_rows, mix_sparse
+from .._kernels.csr import (merged_row_lengths, merged_row_lengths_serial, mix_dense_all,
+                            mix_dense_rows, mix_sparse, mix_sparse_serial)
 from .._memory import new_arrays
 from .._validation import check_annotations, check_labels
 
@@ -319,7 +320,8 @@ def must_links_from(y, annotations, n_samples):
     return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
 
 
-def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None, rooms=None):
+def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None, rooms=None,
+                   parallel=True):
     """P~ from P and the symmetric must-link matrix ``u``, in P's format (dense or CSR).
 
     Returns P itself when there are no links or rho = 0. See the module
@@ -340,17 +342,22 @@ def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None, rooms=
     rooms : tuple of three :class:`~nbembed._memory.Room`, optional
         With a sparse P: where to write P~'s indptr, indices and data (the
         last P~ made in them is overwritten).
+    parallel : bool
+        With a sparse P: False runs the serial twins of the kernels, for a
+        thread beside a running fit's (see
+        :func:`~nbembed._kernels.variants.serial_twin`).
     """
     if u is None or rho == 0.0:
         return P
     if mixing == "global":
         if sp.issparse(P):
             n = P.shape[0]
-            return _mix_sparse(P, np.full(n, 1.0 - rho), u, np.full(n, rho / u.sum()), rooms)
+            return _mix_sparse(P, np.full(n, 1.0 - rho), u, np.full(n, rho / u.sum()), rooms,
+                               parallel)
         return _add(P, 1.0 - rho, u, rho / u.sum())
     keep, per_link, u = _per_point_shares(P, u, rho)
     if sp.issparse(P):
-        return _mix_sparse(P, keep, u, per_link, rooms)
+        return _mix_sparse(P, keep, u, per_link, rooms, parallel)
     n = P.shape[0]
     if out is not None and rows is not None and len(rows) <= n // ROWS_MIXED_AGAIN:
         mix_dense_rows(P, keep, per_link, u.indptr, u.indices, u.data,
@@ -393,7 +400,7 @@ def _per_point_shares(P, u, rho):
     return keep, per_link, u
 
 
-def _mix_sparse(P, keep, u, per_link, rooms=None):
+def _mix_sparse(P, keep, u, per_link, rooms=None, parallel=True):
     """(A + A^T) / 2 with A = diag(keep) P + diag(per_link) u, as CSR in P's
     precision, for symmetric P and u (CSR, or anything SciPy turns into it).
 
@@ -402,11 +409,13 @@ def _mix_sparse(P, keep, u, per_link, rooms=None):
     float64 copies for one lasso of 10^5 points; this takes about 0.3 s and
     the result's memory (in ``rooms``, three :class:`~nbembed._memory.Room`
     for indptr, indices and data, when given). Entries of P stored as zeros
-    stay stored.
+    stay stored. ``parallel=False``: the kernels' serial twins.
     """
     P = _sorted_csr(P)
     u = _sorted_csr(u)
-    lengths = merged_row_lengths(P.indptr, P.indices, u.indptr, u.indices)
+    row_lengths, mix = ((merged_row_lengths, mix_sparse) if parallel
+                        else (merged_row_lengths_serial, mix_sparse_serial))
+    lengths = row_lengths(P.indptr, P.indices, u.indptr, u.indices)
     nnz = int(lengths.sum())
     index_dtype = np.int32 if max(nnz, P.shape[0]) < np.iinfo(np.int32).max else np.int64
     dtype = P.dtype if P.dtype in (np.float32, np.float64) else np.float64
@@ -414,9 +423,9 @@ def _mix_sparse(P, keep, u, per_link, rooms=None):
     indptr, indices, data = new_arrays(shapes, rooms)
     indptr[0] = 0
     np.cumsum(lengths, out=indptr[1:])
-    mix_sparse(P.indptr, P.indices, P.data, np.asarray(keep, dtype=np.float64),
-               u.indptr, u.indices, u.data, np.asarray(per_link, dtype=np.float64),
-               indptr, indices, data)
+    mix(P.indptr, P.indices, P.data, np.asarray(keep, dtype=np.float64),
+        u.indptr, u.indices, u.data, np.asarray(per_link, dtype=np.float64),
+        indptr, indices, data)
     mixed = sp.csr_matrix((data, indices, indptr), shape=P.shape)
     mixed.has_sorted_indices = True
     return mixed

@@ -22,7 +22,7 @@ from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
 from .._kernels.locality import morton_order, permute_csr, put_columns, take_columns
-from .._memory import Room
+from .._memory import Room, available_bytes
 from ..affinity import mix_must_links, must_link_share
 from ..affinity.constraints import MustLinks, semi_supervised_groups
 from ..optim import LiveParameter
@@ -100,12 +100,13 @@ def adaptive_grid_spacing(extent, n, min_nodes):
 #: 750-iteration runs of 414-445 s either way).
 LOCAL_ORDER_MIN_N = 50_000
 
-#: From this many points the Explorer links a must-link change (a lasso's
-#: group, a new label) in a thread of its own while the run goes on, and the
-#: run stops only to mix P~ again: at 10^6 points, with lassos of 10^5, the
-#: links' bookkeeping took 0.26-1.07 s of a 1.4-2.8 s pause, growing with the
-#: groups linked (benchmarks/bench_lasso.py --run). At 10^5 points, lassos of
-#: 10^4, it took 0.03-0.13 s of a 0.17-0.31 s pause.
+#: From this many points the Explorer works out a must-link change (a lasso's
+#: group, a new label) in a thread of its own while the run goes on: the
+#: links, P~ mixed again and its copy in the spatial order, made in new memory
+#: by serial kernels. The run stops only to take them up. At 10^6 points, with
+#: lassos of 10^5, the links' bookkeeping took 0.26-1.07 s and mixing and
+#: permuting 0.8-1 s of a run's 1.4-2.8 s pause (benchmarks/bench_lasso.py
+#: --run). At 10^5 points, lassos of 10^4, all of it took 0.17-0.31 s in the run.
 ANNOTATIONS_ASIDE_MIN_N = 200_000
 REORDER_EVERY = 100
 
@@ -147,6 +148,23 @@ def resolve_repulsion(repulsion, n, n_components, sparse_affinities=False, warn=
             f"repulsion={repulsion!r} supports n_components=1 or 2 only (got {n_components}); "
             f"use repulsion='exact' (O(n^2) per iteration) for more dimensions.")
     return repulsion
+
+
+class MixedAside(NamedTuple):
+    """P~ worked out beside the run for links about to be applied (see
+    :meth:`HSSNEObjective.prepare_annotations`), in memory of its own.
+
+    ``local`` is its copy in the spatial order ``order`` the run had then
+    (None without one): usable only if the run still has that order.
+    """
+
+    rho: float
+    matrix: sp.csr_matrix
+    rooms: tuple
+    p_log_p: float
+    order: np.ndarray | None
+    local: tuple | None
+    local_rooms: tuple
 
 
 class LocalOrder(NamedTuple):
@@ -276,21 +294,28 @@ class HSSNEObjective(Objective):
         return self.n_samples >= ANNOTATIONS_ASIDE_MIN_N
 
     def prepare_annotations(self, annotations=None, y=None):
-        """The part of :meth:`set_annotations` that leaves P~ and the links in use as they are.
+        """The part of :meth:`set_annotations` that leaves the run as it is.
 
         Links the groups of ``annotations`` and labels ``y`` that are new since
-        the last call and unlinks those that are gone (:class:`MustLinks`). It
-        touches only that bookkeeping, which no evaluation reads, and calls no
-        parallel kernel, so it may run in another thread while the objective
+        the last call and unlinks those that are gone (:class:`MustLinks`).
+        When :attr:`annotations_aside` is true it also mixes P~ for the new
+        links and makes its copy in the spatial order, in new memory and with
+        serial kernels. None of this is read by an evaluation, and no parallel
+        kernel is called, so it may run in another thread while the objective
         is evaluated. Calls are taken one at a time, and what they return
         must be applied in the order they were made.
 
         Returns
         -------
         callable or None
-            ``apply()``, which makes the new links the objective's and mixes
-            P~ again (kernel lock held); None when the links did not change.
+            ``apply()``, which makes the new links the objective's and P~ theirs
+            (kernel lock held): the one made here if rho is still the one it was
+            made with, else mixed again then; None when the links did not change.
         """
+        return self._prepare(annotations, y, mix_now=self.annotations_aside)
+
+    def _prepare(self, annotations, y, mix_now):
+        """:meth:`prepare_annotations`, mixing P~ there (``mix_now``) or in ``apply()``."""
         pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
         first = self._must_links is None
         must_links = MustLinks(self.n_samples) if first else self._must_links
@@ -299,13 +324,57 @@ class HSSNEObjective(Objective):
         if not first and not changed.size:
             return None
         matrix = must_links.matrix
+        mix_now = mix_now and sp.issparse(self.P) and self._room_to_mix_aside(matrix)
+        mixed = self._mixed_aside(matrix) if mix_now else None
 
         def apply():
             self.links = matrix
-            # The links given at construction may differ anywhere from the first update's.
-            self._mix(None if first else changed)
+            if mixed is not None and mixed.rho == self.rho:
+                self._take_up(mixed)
+            else:
+                # The links given at construction may differ anywhere from the first update's.
+                self._mix(None if first else changed)
 
         return apply
+
+    def _room_to_mix_aside(self, links):
+        """Whether the system has memory for a second P~ and its spatial-order copy
+        (with a quarter to spare) while the run keeps its own; where it does
+        not, P~ is mixed again in the run's memory when applied."""
+        available = available_bytes()
+        if available is None:
+            return True
+        entries = self.P.nnz + links.nnz
+        per_entry = 8 + self.P.dtype.itemsize + (0 if self._local is None else 8 + 4)
+        return available >= 1.25 * entries * per_entry
+
+    def _mixed_aside(self, links):
+        """P~ for ``links`` with the current rho, and its copy in the run's current
+        spatial order, in new memory: nothing the run reads or writes."""
+        rho = self.rho
+        rooms = (Room(), Room(), Room())
+        matrix = mix_must_links(self.P, links, rho, self.must_link_mixing, rooms=rooms,
+                                parallel=False)
+        local = self._local  # the run may renew it meanwhile; then this copy goes unused
+        order = None if local is None else local.order
+        local_rooms = (Room(), Room(), Room())
+        copy = None if order is None else permute_csr(
+            matrix.indptr, matrix.indices, matrix.data, order, local_rooms, parallel=False)
+        return MixedAside(rho, matrix, rooms, _p_log_p(matrix), order, copy, local_rooms)
+
+    def _take_up(self, mixed):
+        """Make P~ worked out aside the run's; the memory of the last one is let go."""
+        self.P_mixed = mixed.matrix
+        self._mixed_rooms = mixed.rooms
+        self._p_log_p = mixed.p_log_p
+        self._P_cast = None
+        local = self._local
+        if local is not None and mixed.order is not None and local.order is mixed.order:
+            self._local = LocalOrder(local.order, local.since, *mixed.local)
+            self._local_rooms = mixed.local_rooms
+            self._local_is_stale = False
+        else:
+            self._local_is_stale = True
 
     def set_annotations(self, annotations=None, y=None):
         """Use the must-links of ``annotations`` and of labels ``y`` from now on.
@@ -314,7 +383,7 @@ class HSSNEObjective(Objective):
         that after a small change only the changed groups are linked and only
         the rows of P~ they touch are mixed again.
         """
-        apply = self.prepare_annotations(annotations, y)
+        apply = self._prepare(annotations, y, mix_now=False)
         if apply is not None:
             apply()
 

@@ -1054,18 +1054,25 @@ def test_real_hssne_run_gets_slider_and_lasso_changes(bundle):
         assert ex.stop(timeout=60)
 
 
-def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch):
+@pytest.mark.parametrize("options", [{}, dict(affinity="knn", repulsion="fft")])
+def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch, options):
     """Runs from ANNOTATIONS_ASIDE_MIN_N points link a lasso in the annotations
-    thread; the links the run ends with are those of the annotations."""
+    thread (with a sparse P, mixing P~ and its spatial-order copy there too); the
+    links and P~ the run ends with are those of the annotations."""
     from sklearn.datasets import load_iris
 
-    from nbembed.affinity.constraints import must_links_from
+    from nbembed.affinity.constraints import mix_must_links, must_links_from
     from nbembed.objectives import hssne as hssne_module
 
     monkeypatch.setattr(hssne_module, "ANNOTATIONS_ASIDE_MIN_N", 100)
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 100)
+    taken_up = []
+    take_up = hssne_module.HSSNEObjective._take_up
+    monkeypatch.setattr(hssne_module.HSSNEObjective, "_take_up",
+                        lambda self, mixed: taken_up.append(take_up(self, mixed)))
     X, y = load_iris(return_X_y=True)
     ex = Explorer(X, method=HSSNE(alpha=1.0, max_iter=60, early_exaggeration_iter=20,
-                                  random_state=0), extra_iterations=30)
+                                  random_state=0, **options), extra_iterations=30)
     try:
         ex.wait(iteration=5, timeout=120)
         assert ex.run.annotations_aside
@@ -1075,8 +1082,13 @@ def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch):
         ex.wait(timeout=120)
         assert ex.status == "done" and ex.error == ""
         expected = must_links_from(None, ex.annotations, len(X))
-        links = ex.run.objective.links
+        objective = ex.run.objective
+        links = objective.links
         assert (links != expected).nnz == 0 and links.nnz == expected.nnz > 0
+        want = mix_must_links(objective.P, expected, objective.rho)
+        got = objective.P_mixed
+        assert abs(got - want).max() == 0 and (got.nnz == want.nnz if options else True)
+        assert bool(taken_up) == bool(options)  # mixed aside with a sparse P only
     finally:
         assert ex.stop(timeout=60)
 

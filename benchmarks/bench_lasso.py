@@ -24,12 +24,14 @@ after it (which makes the spatial order's copy of P~ again), on a symmetric
 sparse P of ``--n`` rows with about 145 entries a row, the shape of a
 perplexity-30 P (a real one at 10^6 points needs minutes of neighbour search
 and shows the same costs). ``--lassos`` lassos, one after the other. As in
-the Explorer, from ``ANNOTATIONS_ASIDE_MIN_N`` points the links are worked
-out in a thread of their own while gradients go on (their number and the
-longest of them are printed), and the run stops only to mix P~ again; below
-it the run stops for the links too. The pause is the time the run stops
-for (no frame goes out): the links when not aside, P~ mixed and the
-gradient after; its median is printed last.
+the Explorer, from ``ANNOTATIONS_ASIDE_MIN_N`` points the links, P~ and its
+copy in the spatial order are worked out in a thread of their own while
+gradients go on (their number and the longest of them are printed), and the
+run stops only to take them up; below it the run stops to link and mix.
+The pause is the time the run stops for (no frame goes out): the links when
+not aside, taking them up (or mixing P~) and the gradient after; its median
+is printed last. Compare the gradient after with the next one: what the
+lasso adds to a step is their difference.
 
 Usage (from the repository root; needs the built widget bundle)::
 
@@ -164,11 +166,12 @@ def run_side(args):
                      len(meanwhile), f"{max(meanwhile, default=0):.2f}", f"{t_apply:.2f}",
                      f"{t_after:.2f}", f"{pause:.2f}", f"{t_next:.2f}",
                      f"{max_rss() / 2**30:.2f}"])
-    where = "aside, while the run goes on" if objective.annotations_aside else "in the run"
-    header = ["points", "entries a row", "lassoed", "lasso", "links (s)",
-              "gradients meanwhile", "longest of them (s)", "P~ mixed (s)",
+    where = ("links, P~ and its copy worked out aside, while the run goes on"
+             if objective.annotations_aside else "links worked out in the run")
+    header = ["points", "entries a row", "lassoed", "lasso", "worked out (s)",
+              "gradients meanwhile", "longest of them (s)", "taken up (s)",
               "gradient after (s)", "pause (s)", "next gradient (s)", "peak RSS (GiB)"]
-    print(f"nbembed {git_state()}; HSSNE's objective, one run each; links worked out {where}")
+    print(f"nbembed {git_state()}; HSSNE's objective, one run each; {where}")
     print(markdown_table(header, rows))
     print(f"median pause {statistics.median(pauses):.2f} s over {args.lassos} lassos")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import faulthandler
 import importlib.util
 import json
 import os
@@ -699,25 +700,48 @@ def pytest_collection_modifyitems(config, items):
 #: ``evaluate`` that awaits a kernel, a key press) on a page that stopped answering.
 TEST_PHASE_LIMIT_S = 300.0
 
+#: How long a phase may go on after its renderers were killed before the process
+#: stops itself: a call that waits on the browser or Playwright's driver rather
+#: than on a page (seen: a worker waiting in the driver's event loop until the
+#: 10-minute faulthandler limit) is not ended by killing renderers. pytest-xdist
+#: then replaces the worker and the test is run once more.
+STUCK_AFTER_KILL_S = 60.0
 
-def _bounded(phase):
-    with hang_watchdog(TEST_PHASE_LIMIT_S, f"the test's {phase} ran"):
-        return (yield)
+
+def _stop_stuck_process(nodeid, phase):
+    """Say which test is stuck where, with every thread's stack, and end this process."""
+    os.write(2, f"\n{nodeid}: its {phase} still runs {STUCK_AFTER_KILL_S:.0f} s after its "
+                f"renderers were killed at {TEST_PHASE_LIMIT_S:.0f} s; stopping this test "
+                f"process\n".encode())
+    faulthandler.dump_traceback(all_threads=True)
+    os._exit(3)
+
+
+def _bounded(item, phase):
+    stuck = threading.Timer(TEST_PHASE_LIMIT_S + STUCK_AFTER_KILL_S, _stop_stuck_process,
+                            (item.nodeid, phase))
+    stuck.daemon = True
+    stuck.start()
+    try:
+        with hang_watchdog(TEST_PHASE_LIMIT_S, f"the test's {phase} ran"):
+            return (yield)
+    finally:
+        stuck.cancel()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
-    return (yield from _bounded("setup"))
+    return (yield from _bounded(item, "setup"))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    return (yield from _bounded("call"))
+    return (yield from _bounded(item, "call"))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    return (yield from _bounded("teardown"))
+    return (yield from _bounded(item, "teardown"))
 
 
 # ----------------------------------------------------------------- fixtures

@@ -102,3 +102,40 @@ def _alive(pid):
     except OSError:
         return False
     return state != "Z"
+
+
+_STUCK_PHASE = """
+import sys, time
+from tests.e2e import conftest
+conftest.TEST_PHASE_LIMIT_S, conftest.STUCK_AFTER_KILL_S = 0.2, 0.3
+
+class Item:
+    nodeid = "tests/e2e/test_x.py::test_stuck"
+
+phase = conftest._bounded(Item, "call")
+next(phase)  # the phase starts
+if sys.argv[1] == "ends":
+    try:
+        phase.send(None)
+    except StopIteration:
+        pass
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("how, code", [("stuck", 3), ("ends", 0)])
+def test_a_phase_stuck_after_its_renderers_were_killed_stops_its_process(how, code):
+    """A test phase that outlives the killing of its renderers stops the worker
+    (pytest-xdist replaces it and reruns the test) and says which test it was,
+    instead of waiting for the 10-minute faulthandler limit; a phase that ends
+    leaves the process alone."""
+    seconds = 600 if how == "stuck" else 2
+    done = subprocess.run([sys.executable, "-c", _STUCK_PHASE, how, str(seconds)],
+                          cwd=conftest.REPO_ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == code, done.stderr[-2000:]
+    if how == "stuck":
+        assert "tests/e2e/test_x.py::test_stuck: its call still runs" in done.stderr
+        assert "Current thread" in done.stderr or "Thread 0x" in done.stderr
+    else:
+        assert "still runs" not in done.stderr

@@ -109,8 +109,13 @@ def _child_end(codes, lo, hi, shift, quadrant):
 
 @njit(**JIT)
 def _grow(a, size):
+    """``a`` copied into the start of a new array of ``size`` elements."""
     out = np.empty(size, dtype=a.dtype)
-    out[:a.size] = a
+    # A loop, not out[:a.size] = a: the slice assignment compiles Numba's shape
+    # check with its error message, string formatting included (about 2 s of a
+    # first fit's compilation for four lines).
+    for i in range(a.size):
+        out[i] = a[i]
     return out
 
 

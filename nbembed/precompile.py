@@ -108,13 +108,13 @@ def _annotations_aside():
 
     rng = np.random.default_rng(0)
     W = sp.random(N_POINTS, N_POINTS, density=0.05, format="csr", random_state=0)
-    for dtype, kernels in ((np.float32, np.float32), (np.float64, np.float64)):
+    for dtype in (np.float32, np.float64):  # P in the kernels' precision
         P = sp.csr_matrix((W + W.T) / (W + W.T).sum(), dtype=dtype)
         P.sort_indices()
         with _as_if_large(), mock.patch.object(hssne, "ANNOTATIONS_ASIDE_MIN_N", 0):
             run = hssne.HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
-                                       dtype=kernels, repulsion="fft")
-            Yt = rng.normal(size=(2, N_POINTS)).astype(kernels)
+                                       dtype=dtype, repulsion="fft")
+            Yt = rng.normal(size=(2, N_POINTS)).astype(dtype)
             run.gradient(Yt, np.empty_like(Yt))  # the spatial order
             annotations = Annotations(N_POINTS)
             annotations.add_must_link(np.arange(0, N_POINTS, 7))

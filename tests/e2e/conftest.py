@@ -708,18 +708,36 @@ TEST_PHASE_LIMIT_S = 300.0
 STUCK_AFTER_KILL_S = 60.0
 
 
-def _stop_stuck_process(nodeid, phase):
-    """Say which test is stuck where, with every thread's stack, and end this process."""
-    os.write(2, f"\n{nodeid}: its {phase} still runs {STUCK_AFTER_KILL_S:.0f} s after its "
-                f"renderers were killed at {TEST_PHASE_LIMIT_S:.0f} s; stopping this test "
+def _stop_stuck_process(item, phase):
+    """Say which test is stuck where, with every thread's stack, and end this process.
+
+    pytest's output capture is stopped first: it holds the test's output in a
+    file that would be lost with the process."""
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.suspend_global_capture(in_=False)
+    os.write(2, f"\n{item.nodeid}: its {phase} still runs {STUCK_AFTER_KILL_S:.0f} s after "
+                f"its renderers were killed at {TEST_PHASE_LIMIT_S:.0f} s; stopping this test "
                 f"process\n".encode())
-    faulthandler.dump_traceback(all_threads=True)
+    faulthandler.dump_traceback(file=2, all_threads=True)
+    # Playwright's sync API runs the test in a greenlet that the thread stacks above
+    # do not show while it waits: its frames say which call never returned.
+    with contextlib.suppress(Exception):
+        import gc
+        import traceback
+
+        import greenlet
+
+        for glet in gc.get_objects():
+            if isinstance(glet, greenlet.greenlet) and glet.gr_frame is not None:
+                os.write(2, ("\nA waiting greenlet (most recent call last):\n" +
+                             "".join(traceback.format_stack(glet.gr_frame))).encode())
     os._exit(3)
 
 
 def _bounded(item, phase):
     stuck = threading.Timer(TEST_PHASE_LIMIT_S + STUCK_AFTER_KILL_S, _stop_stuck_process,
-                            (item.nodeid, phase))
+                            (item, phase))
     stuck.daemon = True
     stuck.start()
     try:

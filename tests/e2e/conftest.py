@@ -93,8 +93,12 @@ def chromium_context(profile_dir, viewport=None):
         try:
             yield context
         finally:
-            _PROFILES.pop(id(context), None)
-            context.close()
+            try:
+                # Closing waits on the browser itself, which killing renderers does not free.
+                with hang_watchdog(TIMEOUT_S, "closing the browser", context, kill=kill_browser):
+                    context.close()
+            finally:
+                _PROFILES.pop(id(context), None)
     finally:
         _PLAYWRIGHT["users"] -= 1
         if _PLAYWRIGHT["users"] == 0:
@@ -128,22 +132,19 @@ def _descendants(pid):
 _PROFILES = {}
 
 
-def kill_renderers(context=None):
-    """Kill the renderer processes of the Chromium that runs ``context`` (a context of
-    :func:`chromium_context`; ``None``: of every one this process opened); the calls
-    waiting on their pages then fail with "Target crashed". Returns once Chromium has
-    reaped them (so that a new page does not land in one of them, such as the spare
-    renderer it keeps ready), or after :data:`TIMEOUT_S`; returns how many were killed."""
+def _kill_chromium(context, flags):
+    """Kill the processes of the Chromium that runs ``context`` (``None``: of every
+    one this process opened) whose command line holds every one of ``flags``, and
+    wait until they are gone (or :data:`TIMEOUT_S`); returns how many were killed."""
     profiles = list(_PROFILES.values()) if context is None else [_PROFILES[id(context)]]
-    wanted = [{b"--type=renderer", f"--user-data-dir={profile}".encode()}
-              for profile in profiles]
+    wanted = [set(flags) | {f"--user-data-dir={profile}".encode()} for profile in profiles]
     killed = []
     for pid in _descendants(os.getpid()):
         with contextlib.suppress(OSError):
             # Chromium's children rewrite their command line as one string.
             words = set(pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
                         .replace(b"\0", b" ").split())
-            if any(flags <= words for flags in wanted):
+            if any(wanted_flags <= words for wanted_flags in wanted):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
     deadline = time.monotonic() + TIMEOUT_S
@@ -151,6 +152,21 @@ def kill_renderers(context=None):
             time.monotonic() < deadline:
         time.sleep(0.05)
     return len(killed)
+
+
+def kill_renderers(context=None):
+    """Kill the renderer processes of the Chromium that runs ``context`` (a context of
+    :func:`chromium_context`; ``None``: of every one this process opened); the calls
+    waiting on their pages then fail with "Target crashed". Returns once Chromium has
+    reaped them (so that a new page does not land in one of them, such as the spare
+    renderer it keeps ready), or after :data:`TIMEOUT_S`; returns how many were killed."""
+    return _kill_chromium(context, {b"--type=renderer"})
+
+
+def kill_browser(context):
+    """Kill every process of the Chromium that runs ``context``, the browser itself
+    included: what is left when a call waits on the browser rather than on a page."""
+    return _kill_chromium(context, set())
 
 
 def new_page(context, attempts=3):
@@ -168,18 +184,19 @@ def new_page(context, attempts=3):
 
 
 @contextlib.contextmanager
-def hang_watchdog(seconds, what, context=None):
+def hang_watchdog(seconds, what, context=None, kill=None):
     """Bound Playwright calls that have no timeout of their own: should the block not
     end within ``seconds``, the renderers of ``context``'s browser (``None``: of every
     browser of this process) are killed, which ends the calls waiting on their pages,
-    and :class:`BrowserStopped` is raised in place of the error that follows."""
+    and :class:`BrowserStopped` is raised in place of the error that follows.
+    ``kill(context)`` replaces :func:`kill_renderers` (e.g. :func:`kill_browser`)."""
     hung = threading.Event()
 
-    def kill():
+    def on_hang():
         hung.set()
-        kill_renderers(context)
+        (kill or kill_renderers)(context)
 
-    watchdog = threading.Timer(seconds, kill)
+    watchdog = threading.Timer(seconds, on_hang)
     watchdog.daemon = True
     watchdog.start()
     try:

@@ -619,6 +619,14 @@ def _compile(args):
     from .precompile import GROUPS, precompile
 
     groups = args.only or list(GROUPS)
+    if args.bundle is not None:
+        from . import _prebuilt
+
+        destination = _prebuilt.BUNDLES if args.bundle == "" else pathlib.Path(args.bundle)
+        print(f"compiling nbembed's kernels for {_prebuilt.TARGET_CPU} into a bundle "
+              f"({len(groups)} groups, one after another; a few minutes)", flush=True)
+        _prebuilt.build(groups, destination=destination, say=lambda line: print(line, flush=True))
+        return 0
     print(f"compiling nbembed's kernels into the disk cache ({len(groups)} groups, one "
           f"after another; a few minutes)", flush=True)
     start = time.perf_counter()
@@ -726,6 +734,10 @@ def build_parser():
                           help="compile one group only (repeat for several): "
                                + "; ".join(f"{name}: {description}"
                                            for name, (_, description) in GROUPS.items()))
+    compile_.add_argument("--bundle", metavar="FOLDER", nargs="?", const="",
+                          help="instead, compile them for the x86-64-v3 processor level into a "
+                               "bundle that a wheel built afterwards carries (a release step): "
+                               "in the package's _prebuilt folder, or in FOLDER")
     return parser
 
 

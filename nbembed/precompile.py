@@ -190,7 +190,7 @@ def _run_group(name):
     return dict(group=name, seconds=time.perf_counter() - start, compiled=counter.count)
 
 
-def precompile(groups=None, *, say=print):
+def precompile(groups=None, *, say=print, env=None):
     """Compile every nbembed kernel that the groups' fits use into the disk cache.
 
     The groups run one after another, each in a new Python process. Processes
@@ -203,6 +203,8 @@ def precompile(groups=None, *, say=print):
         Keys of :data:`GROUPS` (default: all).
     say : callable
         Called with a line of progress as each group ends.
+    env : dict, optional
+        Environment of the groups' processes (default: this one's).
 
     Returns
     -------
@@ -224,7 +226,7 @@ def precompile(groups=None, *, say=print):
     reports = []
     for name in groups:
         done = subprocess.run([sys.executable, "-m", __name__, name],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
         if done.returncode:
             raise RuntimeError(f"compiling {name!r} failed:\n{done.stderr[-4000:]}")
         report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -6,9 +6,13 @@ slow, obviously correct NumPy twin in ``tests/reference.py``.
 
 Importing the package first tells Numba where to keep the compiled kernels
 (see :mod:`nbembed._numba_cache`): Numba chooses when a kernel is decorated,
-so this runs before any kernel module.
+so this runs before any kernel module. So does the choice of a bundle of
+kernels compiled ahead of time, when the package carries one for this
+process (see :mod:`nbembed._prebuilt`), which fixes Numba's target.
 """
 
 from .._numba_cache import install
+from .._prebuilt import activate
 
 install()
+activate()

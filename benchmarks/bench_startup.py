@@ -18,7 +18,11 @@ untimed process first to fill it, as any earlier use would have):
    filled (a new notebook kernel on a machine that has used nbembed before) and
    once with an empty ``NUMBA_CACHE_DIR`` (the first fit after installing:
    every kernel it uses compiles inside it). "first minus warm" is what the
-   user waits beyond a warm fit. A third line: after installing and running
+   user waits beyond a warm fit. When the package carries a bundle of kernels
+   compiled ahead of time (``nbembed compile --bundle``, as a wheel built
+   after it does; see ``nbembed._prebuilt``), the empty cache is measured
+   twice: with ``NBEMBED_PREBUILT_KERNELS=0`` (no bundle: everything compiles)
+   and with the bundle. Another line: after installing and running
    ``nbembed compile`` (into another empty cache; its duration is printed).
 3. **A live change of alpha.** In a warm process, a run on ``--n`` points
    (Gaussian blobs in 10 dimensions) is prepared and stepped 300 iterations;
@@ -81,17 +85,19 @@ print(json.dumps(out))
 """
 
 
-def _environment(cache_dir):
+def _environment(cache_dir, bundle=True):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.getcwd() + os.pathsep + env.get("PYTHONPATH", "")
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
+    if not bundle:
+        env["NBEMBED_PREBUILT_KERNELS"] = "0"
     return env
 
 
-def _child(code, *args, cache_dir=None):
+def _child(code, *args, cache_dir=None, bundle=True):
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)],
-                          env=_environment(cache_dir), capture_output=True, text=True,
+                          env=_environment(cache_dir, bundle), capture_output=True, text=True,
                           check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -100,31 +106,48 @@ def _compile_command(cache_dir):
     """Seconds that ``nbembed compile`` takes to fill ``cache_dir``."""
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "nbembed.cli", "compile"],
-                   env=_environment(cache_dir), capture_output=True, check=True)
+                   env=_environment(cache_dir, bundle=False), capture_output=True, check=True)
     return time.perf_counter() - start
+
+
+def _bundle():
+    """The name of the package's bundle of kernels for this process, or None."""
+    from nbembed import _prebuilt
+
+    tag = _prebuilt.bundle_tag()
+    return tag if (_prebuilt.BUNDLES / tag / _prebuilt.MANIFEST).is_file() else None
 
 
 def large_sets(sizes):
     """Part 2: the first fit of a fresh process on large sets, with the disk cache
-    filled and with an empty one, against the warm fit after it."""
+    filled and with an empty one, against the warm fit after it. The empty cache
+    is measured twice when the package carries a bundle of kernels compiled ahead
+    of time (``nbembed compile --bundle``, as a wheel may): without it (every
+    kernel compiled for this processor) and with it."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from data_shapes import mixture
 
+    bundle = _bundle()
     for n in sizes:
         with tempfile.TemporaryDirectory() as folder:
             data = os.path.join(folder, "mixture.npy")
             np.save(data, mixture(n)[0])
             empty = os.path.join(folder, "numba-cache")
-            first_ever = _child(FIT, data, cache_dir=empty)
-            cached = _child(FIT, data, cache_dir=empty)  # the cache it filled
+            first_ever = _child(FIT, data, cache_dir=empty, bundle=False)
+            cached = _child(FIT, data, cache_dir=empty, bundle=False)  # the cache it filled
+            rows = [("empty disk cache, no bundle", first_ever)]
+            if bundle is not None:
+                seeded = os.path.join(folder, "bundle-cache")
+                rows.append(("empty disk cache, the bundle", _child(FIT, data, cache_dir=seeded)))
             compiled = os.path.join(folder, "compiled-cache")
             compiling = _compile_command(compiled)
-            after_compile = _child(FIT, data, cache_dir=compiled)
+            after_compile = _child(FIT, data, cache_dir=compiled, bundle=False)
         print(f"\n50-D mixture, n = {n}, HSSNE() defaults, one fresh process each")
-        print(f"  (`nbembed compile` into an empty cache took {compiling:.0f} s)")
-        for label, record in (("empty disk cache (after installing)", first_ever),
-                              ("after `nbembed compile`", after_compile),
-                              ("disk cache filled by the fit itself", cached)):
+        print(f"  (`nbembed compile` into an empty cache took {compiling:.0f} s; bundle: "
+              f"{bundle or 'none in the package'})")
+        rows += [("after `nbembed compile`", after_compile),
+                 ("disk cache filled by the fit itself", cached)]
+        for label, record in rows:
             extra = record["first_fit"] - record["warm_fit"]
             print(f"  {label:37s} first fit {record['first_fit']:7.2f} s, warm "
                   f"{record['warm_fit']:7.2f} s, first minus warm {extra:6.2f} s "

@@ -24,9 +24,10 @@ before any kernel is defined, when everything in :func:`why_not` allows it:
 
 * the package holds a bundle with this process's tag, compiled from these kernel sources;
 * ``NBEMBED_PREBUILT_KERNELS`` is not ``0``;
-* neither ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` is set (the user chose a target);
+* neither ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` is set (the user chose a
+  target), unless they name the bundle's target (a parent process set them, say);
 * Numba has not set up its compiler in this process yet (its target is fixed then:
-  code that used Numba was imported before nbembed);
+  code that used Numba was imported before nbembed), unless it targets the bundle's;
 * the processor has every feature of x86-64-v3.
 
 It then copies the bundle's files into the kernels' cache folder where that
@@ -125,9 +126,13 @@ def why_not(bundles=BUNDLES):
     """
     if os.environ.get(OPT_OUT) == "0":
         return f"{OPT_OUT}=0 is set"
-    for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
-        if name in os.environ:
-            return f"{name} is set, so the compiler's target is the user's choice"
+    target = (os.environ.get("NUMBA_CPU_NAME"), os.environ.get("NUMBA_CPU_FEATURES"))
+    # Set as activate() sets them (by a parent process, say), they are the bundle's target.
+    targets_bundle = target == (TARGET_CPU, "")
+    if not targets_bundle:
+        for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+            if name in os.environ:
+                return f"{name} is set, so the compiler's target is the user's choice"
     bundle = pathlib.Path(bundles) / bundle_tag()
     if not (bundle / MANIFEST).is_file():
         return f"no bundle for {bundle_tag()} in {bundles}"
@@ -137,7 +142,7 @@ def why_not(bundles=BUNDLES):
         sources = None
     if sources != _numba_cache.sources_digest():
         return f"the bundle in {bundle} was compiled from other kernel sources"
-    if _compiler_is_set_up():
+    if not targets_bundle and _compiler_is_set_up():
         return ("Numba had set up its compiler before nbembed's kernels were imported "
                 "(code using Numba was imported first); its target is fixed now")
     missing = _missing_features()
@@ -254,9 +259,9 @@ def build(groups=None, *, destination=BUNDLES, code=None, say=print):
 
     tag = bundle_tag()
     with tempfile.TemporaryDirectory(prefix="nbembed-bundle-") as cache:
+        # Compiled afresh: no bundle seeds this cache.
         env = dict(os.environ, NUMBA_CPU_NAME=TARGET_CPU, NUMBA_CPU_FEATURES="",
-                   NUMBA_CACHE_DIR=cache)
-        env.pop(OPT_OUT, None)
+                   NUMBA_CACHE_DIR=cache, **{OPT_OUT: "0"})
         if code is None:
             precompile(groups, say=say, env=env)
         else:

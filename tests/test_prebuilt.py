@@ -78,6 +78,12 @@ def test_an_empty_cache_loads_the_bundle_instead_of_compiling(bundles, tmp_path)
     assert again["compiled"] == 0 and again["cpu"] == "x86-64-v3"
 
 
+def test_a_process_that_inherits_the_bundles_target_loads_it_too(bundles, tmp_path):
+    used = _child(bundles, tmp_path, NUMBA_CPU_NAME="x86-64-v3", NUMBA_CPU_FEATURES="")
+    assert used["activated"] is True
+    assert used["compiled"] == 0
+
+
 @pytest.mark.parametrize("env", [{_prebuilt.OPT_OUT: "0"}, {"NUMBA_CPU_NAME": "x86-64-v2"}])
 def test_without_the_bundle_the_kernels_compile_as_before(bundles, tmp_path, env):
     used = _child(bundles, tmp_path, **env)

@@ -111,11 +111,15 @@ def _compile_command(cache_dir):
 
 
 def _bundle():
-    """The name of the package's bundle of kernels for this process, or None."""
+    """The name of the package's bundle of kernels a fresh process here uses, or None."""
     from nbembed import _prebuilt
 
-    tag = _prebuilt.bundle_tag()
-    return tag if (_prebuilt.BUNDLES / tag / _prebuilt.MANIFEST).is_file() else None
+    for level in _prebuilt.LEVELS:
+        tag = _prebuilt.bundle_tag(level)
+        if (_prebuilt.BUNDLES / tag / _prebuilt.MANIFEST).is_file() and \
+                not _prebuilt._missing_features(level):
+            return tag
+    return None
 
 
 def large_sets(sizes):

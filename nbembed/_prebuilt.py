@@ -4,41 +4,44 @@ loads its kernels instead of compiling them.
 Numba compiles for the processor it runs on and keys every cached kernel by
 that processor's name and its exact feature list, so code cached on one
 machine is never found on another. A *bundle* is compiled for a common
-processor level instead, x86-64-v3 (AVX2 and FMA: most x86 processors made
-since 2015), with no features beyond those the level implies: its cache
-entries carry that name and nothing machine-specific. On this level the
-kernels ran whole fits as fast as code compiled for the machine's own
-AVX-512 processor (see docs/benchmarks.md, "The first fit after installing").
+processor level instead, with a fixed feature list, and its cache entries
+carry that level and nothing machine-specific. There are two levels
+(:data:`LEVELS`): ``x86-64-v4`` (AVX-512) and ``x86-64-v3`` (AVX2 and FMA:
+most x86 processors made since 2015). LLVM's generic ``x86-64-v4`` prefers
+256-bit vectors, which made the exact kernels' pair loops half as fast as
+code compiled for an AVX-512 processor; with ``-prefer-256-bit`` they ran as
+fast (see docs/benchmarks.md, "The first fit after installing").
 
 Building (a release step): :func:`build`, or ``nbembed compile --bundle``,
 runs the workloads of ``nbembed compile`` in child processes compiling for
-x86-64-v3 into an empty cache folder, then copies the cache files into
-``nbembed/_prebuilt/<tag>/``, which a wheel built afterwards carries. The tag
-names everything the compiled code depends on besides the sources: operating
-system, machine, Python, Numba and llvmlite versions (:func:`bundle_tag`).
-The cache files also record the kernel sources they were compiled from (see
-:mod:`nbembed._numba_cache`), so a bundle is only used with those sources.
+each level the building machine can run, into empty cache folders, then
+copies the cache files into ``nbembed/_prebuilt/<tag>/``, which a wheel built
+afterwards carries. The tag names everything the compiled code depends on
+besides the sources: operating system, machine, Python, Numba and llvmlite
+versions and the level (:func:`bundle_tag`). The cache files also record the
+kernel sources they were compiled from (see :mod:`nbembed._numba_cache`), and
+a bundle is only used with those sources.
 
 Using: :func:`activate`, which ``nbembed._kernels`` calls as it is imported,
 before any kernel is defined, when everything in :func:`why_not` allows it:
 
-* the package holds a bundle with this process's tag, compiled from these kernel sources;
 * ``NBEMBED_PREBUILT_KERNELS`` is not ``0``;
 * neither ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` is set (the user chose a
-  target), unless they name the bundle's target (a parent process set them, say);
+  target), unless they name a level's target (a parent process set them, say);
+* the processor has every feature of a level whose bundle, compiled from these
+  kernel sources, the package holds (the highest such level is used);
 * Numba has not set up its compiler in this process yet (its target is fixed then:
-  code that used Numba was imported before nbembed), unless it targets the bundle's;
-* the processor has every feature of x86-64-v3.
+  code that used Numba was imported before nbembed), unless it targets that level.
 
 It then copies the bundle's files into the kernels' cache folder where that
 folder lacks them or holds them for other sources (under the same file locks
-as Numba's saving there), and sets ``NUMBA_CPU_NAME=x86-64-v3`` and an empty
-``NUMBA_CPU_FEATURES`` in ``os.environ``, where Numba reads them when it sets
-up its compiler and whenever it reloads its configuration, and where child
-processes inherit them. The side effect: every Numba function compiled in
-this process, not only nbembed's, targets x86-64-v3. Set
-``NBEMBED_PREBUILT_KERNELS=0`` to keep Numba's default (then the first fit
-compiles nbembed's kernels for this processor).
+as Numba's saving there), and sets ``NUMBA_CPU_NAME`` and
+``NUMBA_CPU_FEATURES`` to the level's in ``os.environ``, where Numba reads
+them when it sets up its compiler and whenever it reloads its configuration,
+and where child processes inherit them. The side effect: every Numba
+function compiled in this process, not only nbembed's, targets that level.
+Set ``NBEMBED_PREBUILT_KERNELS=0`` to keep Numba's default (then the first
+fit compiles nbembed's kernels for this processor).
 """
 
 from __future__ import annotations
@@ -52,18 +55,34 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import NamedTuple
 
 from . import _numba_cache
 
 #: Where the package keeps its bundles, one subfolder per tag.
 BUNDLES = pathlib.Path(__file__).resolve().parent / "_prebuilt"
 
-#: The processor level the bundles are compiled for (LLVM's name).
-TARGET_CPU = "x86-64-v3"
+_V3_FEATURES = ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe",
+                "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3", "xsave")
 
-#: What x86-64-v3 requires of the processor, in LLVM's feature names.
-TARGET_FEATURES = ("avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe",
-                   "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3", "xsave")
+
+class Level(NamedTuple):
+    """A processor level that bundles are compiled for."""
+
+    #: LLVM's processor name (``NUMBA_CPU_NAME``).
+    cpu: str
+    #: The feature list on top of it (``NUMBA_CPU_FEATURES``).
+    features: str
+    #: What the processor must have to run the code, in LLVM's feature names.
+    requires: tuple
+
+
+#: The levels, best first.
+LEVELS = (
+    Level("x86-64-v4", "-prefer-256-bit",
+          _V3_FEATURES + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")),
+    Level("x86-64-v3", "", _V3_FEATURES),
+)
 
 #: Set to "0" to never use a bundle.
 OPT_OUT = "NBEMBED_PREBUILT_KERNELS"
@@ -73,10 +92,17 @@ MANIFEST = "bundle.json"
 
 _MACHINES = {"x86_64", "amd64"}
 
+#: The level :func:`activate` set this process up for.
+_activated = None
 
-def bundle_tag():
-    """The name of the bundle this process can use: operating system, machine,
-    Python, Numba and llvmlite versions, and the processor level.
+
+def bundle_tag(level):
+    """The name of ``level``'s bundle for this process: operating system,
+    machine, Python, Numba and llvmlite versions, and the level.
+
+    Parameters
+    ----------
+    level : Level
 
     Returns
     -------
@@ -87,17 +113,17 @@ def bundle_tag():
 
     machine = platform.machine().lower()
     return (f"{sys.platform}-{machine}-cp{sys.version_info[0]}{sys.version_info[1]}"
-            f"-numba{numba.__version__}-llvmlite{llvmlite.__version__}-{TARGET_CPU}")
+            f"-numba{numba.__version__}-llvmlite{llvmlite.__version__}-{level.cpu}")
 
 
-def _missing_features():
-    """x86-64-v3 features this processor lacks (all of them off x86)."""
+def _missing_features(level):
+    """The features of ``level`` this processor lacks (all of them off x86)."""
     if platform.machine().lower() not in _MACHINES:
-        return list(TARGET_FEATURES)
+        return list(level.requires)
     import llvmlite.binding as llvm
 
     have = llvm.get_host_cpu_features()
-    return [name for name in TARGET_FEATURES if not have.get(name, False)]
+    return [name for name in level.requires if not have.get(name, False)]
 
 
 def _compiler_is_set_up():
@@ -108,8 +134,55 @@ def _compiler_is_set_up():
     return "_toplevel_target_context" in vars(cpu_target)
 
 
-#: Whether :func:`activate` has set this process up.
-_activated = False
+def _bundle_sources(bundle):
+    """The sources digest a bundle's manifest records, or None."""
+    try:
+        return json.loads((bundle / MANIFEST).read_text()).get("sources")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def choose(bundles=BUNDLES):
+    """(level, None) for the bundle this process would use, or (None, why not).
+
+    Parameters
+    ----------
+    bundles : path-like
+        The folder holding bundles (default: the package's).
+
+    Returns
+    -------
+    tuple
+    """
+    if os.environ.get(OPT_OUT) == "0":
+        return None, f"{OPT_OUT}=0 is set"
+    target = (os.environ.get("NUMBA_CPU_NAME"), os.environ.get("NUMBA_CPU_FEATURES"))
+    # Set as activate() sets them (by a parent process, say), they name a level.
+    inherited = [level for level in LEVELS if target == (level.cpu, level.features)]
+    if not inherited:
+        for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
+            if name in os.environ:
+                return None, f"{name} is set, so the compiler's target is the user's choice"
+    reasons = []
+    for level in inherited or LEVELS:
+        bundle = pathlib.Path(bundles) / bundle_tag(level)
+        missing = _missing_features(level)
+        if not (bundle / MANIFEST).is_file():
+            reasons.append(f"no bundle for {bundle_tag(level)} in {bundles}")
+        elif _bundle_sources(bundle) != _numba_cache.sources_digest():
+            reasons.append(f"the bundle in {bundle} was compiled from other kernel sources")
+        elif missing:
+            reasons.append(f"this processor lacks {', '.join(missing)} of {level.cpu}")
+        else:
+            break
+    else:
+        return None, "; ".join(reasons)
+    if not inherited and _compiler_is_set_up():
+        return None, ("Numba had set up its compiler before nbembed's kernels were imported "
+                      "(code using Numba was imported first); its target is fixed now")
+    if _numba_cache.cache_root() is None:
+        return None, "there is no cache folder to put the bundle in"
+    return level, None
 
 
 def why_not(bundles=BUNDLES):
@@ -124,37 +197,11 @@ def why_not(bundles=BUNDLES):
     -------
     str or None
     """
-    if os.environ.get(OPT_OUT) == "0":
-        return f"{OPT_OUT}=0 is set"
-    target = (os.environ.get("NUMBA_CPU_NAME"), os.environ.get("NUMBA_CPU_FEATURES"))
-    # Set as activate() sets them (by a parent process, say), they are the bundle's target.
-    targets_bundle = target == (TARGET_CPU, "")
-    if not targets_bundle:
-        for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES"):
-            if name in os.environ:
-                return f"{name} is set, so the compiler's target is the user's choice"
-    bundle = pathlib.Path(bundles) / bundle_tag()
-    if not (bundle / MANIFEST).is_file():
-        return f"no bundle for {bundle_tag()} in {bundles}"
-    try:
-        sources = json.loads((bundle / MANIFEST).read_text()).get("sources")
-    except (OSError, ValueError, AttributeError):
-        sources = None
-    if sources != _numba_cache.sources_digest():
-        return f"the bundle in {bundle} was compiled from other kernel sources"
-    if not targets_bundle and _compiler_is_set_up():
-        return ("Numba had set up its compiler before nbembed's kernels were imported "
-                "(code using Numba was imported first); its target is fixed now")
-    missing = _missing_features()
-    if missing:
-        return f"this processor lacks {', '.join(missing)} of {TARGET_CPU}"
-    if _numba_cache.cache_root() is None:
-        return "there is no cache folder to put the bundle in"
-    return None
+    return choose(bundles)[1]
 
 
 def activate(bundles=BUNDLES):
-    """Use the bundle for this process, if :func:`why_not` allows it (once).
+    """Use the best bundle this process can, if any (once).
 
     Parameters
     ----------
@@ -163,27 +210,29 @@ def activate(bundles=BUNDLES):
 
     Returns
     -------
-    bool
-        True when this process compiles for :data:`TARGET_CPU` with the
-        bundle's kernels in its cache folder.
+    Level or None
+        The level this process now compiles for, with that bundle's kernels
+        in its cache folder; None when it uses no bundle.
     """
     global _activated
-    if _activated:
-        return True
-    if why_not(bundles) is not None:
-        return False
+    if _activated is not None:
+        return _activated
+    level, _ = choose(bundles)
+    if level is None:
+        return None
     folder = _numba_cache.cache_root() / _numba_cache._install_subfolder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        _seed(pathlib.Path(bundles) / bundle_tag(), folder)
+        _seed(pathlib.Path(bundles) / bundle_tag(level), folder)
     except OSError:
-        return False
+        return None
     from numba.core import config
 
-    os.environ["NUMBA_CPU_NAME"] = TARGET_CPU
-    os.environ["NUMBA_CPU_FEATURES"] = ""
+    os.environ["NUMBA_CPU_NAME"] = level.cpu
+    os.environ["NUMBA_CPU_FEATURES"] = level.features
     config.reload_config()
-    _activated = config.CPU_NAME == TARGET_CPU and config.CPU_FEATURES == ""
+    if (config.CPU_NAME, config.CPU_FEATURES) == (level.cpu, level.features):
+        _activated = level
     return _activated
 
 
@@ -229,38 +278,52 @@ def _copy(source, target):
     os.replace(partial, target)
 
 
-def build(groups=None, *, destination=BUNDLES, code=None, say=print):
-    """Compile the kernels for :data:`TARGET_CPU` and write them as this
-    process's bundle (:func:`bundle_tag`) under ``destination``.
+def build(groups=None, *, levels=None, destination=BUNDLES, code=None, say=print):
+    """Compile the kernels for each level and write them as this process's
+    bundles (:func:`bundle_tag`) under ``destination``.
 
     Parameters
     ----------
     groups : sequence of str, optional
         Workload groups of ``nbembed compile`` (default: all of them).
+    levels : sequence of Level, optional
+        Default: every level of :data:`LEVELS` this processor can run (the
+        workloads run the code they compile).
     destination : path-like
-        Folder of bundles (default: the package's); the bundle's subfolder is
+        Folder of bundles (default: the package's); each bundle's subfolder is
         replaced.
     code : str, optional
-        Python code to run instead of the groups (one child process).
+        Python code to run instead of the groups (one child process per level).
     say : callable
         Called with lines of progress.
 
     Returns
     -------
-    pathlib.Path
-        The bundle's folder.
+    list of pathlib.Path
+        The bundles' folders.
 
     Raises
     ------
     RuntimeError
-        When compiling fails, or compiled nothing.
+        When this processor can run none of the levels, or compiling fails or
+        compiles nothing.
     """
+    if levels is None:
+        levels = [level for level in LEVELS if not _missing_features(level)]
+        if not levels:
+            raise RuntimeError("this processor can run none of the levels "
+                               f"{', '.join(level.cpu for level in LEVELS)}")
+    return [_build_one(level, groups, destination, code, say) for level in levels]
+
+
+def _build_one(level, groups, destination, code, say):
     from .precompile import precompile
 
-    tag = bundle_tag()
+    tag = bundle_tag(level)
+    say(f"compiling for {level.cpu} ({level.features or 'its own features'})")
     with tempfile.TemporaryDirectory(prefix="nbembed-bundle-") as cache:
         # Compiled afresh: no bundle seeds this cache.
-        env = dict(os.environ, NUMBA_CPU_NAME=TARGET_CPU, NUMBA_CPU_FEATURES="",
+        env = dict(os.environ, NUMBA_CPU_NAME=level.cpu, NUMBA_CPU_FEATURES=level.features,
                    NUMBA_CACHE_DIR=cache, **{OPT_OUT: "0"})
         if code is None:
             precompile(groups, say=say, env=env)
@@ -278,7 +341,8 @@ def build(groups=None, *, destination=BUNDLES, code=None, say=print):
         out.mkdir(parents=True)
         for path in files:
             shutil.copyfile(path, out / path.name)
-        manifest = dict(tag=tag, target=TARGET_CPU, sources=_numba_cache.sources_digest(),
+        manifest = dict(tag=tag, cpu=level.cpu, features=level.features,
+                        sources=_numba_cache.sources_digest(),
                         kernels=sum(1 for p in files if p.suffix == ".nbi"))
         (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     say(f"bundle {tag}: {manifest['kernels']} kernels in {out}")

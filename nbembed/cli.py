@@ -623,8 +623,9 @@ def _compile(args):
         from . import _prebuilt
 
         destination = _prebuilt.BUNDLES if args.bundle == "" else pathlib.Path(args.bundle)
-        print(f"compiling nbembed's kernels for {_prebuilt.TARGET_CPU} into a bundle "
-              f"({len(groups)} groups, one after another; a few minutes)", flush=True)
+        print(f"compiling nbembed's kernels into bundles for the processor levels this "
+              f"machine runs ({len(groups)} groups each, one after another; a few minutes "
+              f"a level)", flush=True)
         _prebuilt.build(groups, destination=destination, say=lambda line: print(line, flush=True))
         return 0
     print(f"compiling nbembed's kernels into the disk cache ({len(groups)} groups, one "
@@ -735,9 +736,10 @@ def build_parser():
                                + "; ".join(f"{name}: {description}"
                                            for name, (_, description) in GROUPS.items()))
     compile_.add_argument("--bundle", metavar="FOLDER", nargs="?", const="",
-                          help="instead, compile them for the x86-64-v3 processor level into a "
-                               "bundle that a wheel built afterwards carries (a release step): "
-                               "in the package's _prebuilt folder, or in FOLDER")
+                          help="instead, compile them for the x86-64-v4 and x86-64-v3 processor "
+                               "levels (those this machine runs) into bundles that a wheel built "
+                               "afterwards carries (a release step): in the package's _prebuilt "
+                               "folder, or in FOLDER")
     return parser
 
 

@@ -56,7 +56,8 @@ def _probe(site, **env):
     """Run the probe in a fresh process on the copy in ``site``; its report."""
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith("NUMBA_CACHE") and k != "XDG_CACHE_HOME"}
-    environment.update(PYTHONPATH=str(site), **env)
+    # Compiled, not copied from a bundle the package may carry.
+    environment.update(PYTHONPATH=str(site), NBEMBED_PREBUILT_KERNELS="0", **env)
     done = subprocess.run([sys.executable, "-c", PROBE], env=environment, cwd=site, check=True,
                           capture_output=True, text=True, timeout=300)
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,5 +1,5 @@
-"""Kernels compiled ahead of time for x86-64-v3 (nbembed._prebuilt): a process
-with an empty cache loads them instead of compiling, and only when it may."""
+"""Kernels compiled ahead of time for common processor levels (nbembed._prebuilt):
+a process with an empty cache loads them instead of compiling, and only when it may."""
 
 import json
 import os
@@ -13,8 +13,11 @@ import pytest
 
 from nbembed import _numba_cache, _prebuilt
 
-pytestmark = pytest.mark.skipif(_prebuilt._missing_features() != [],
+V4, V3 = _prebuilt.LEVELS
+pytestmark = pytest.mark.skipif(_prebuilt._missing_features(V3) != [],
                                 reason="the processor cannot run x86-64-v3 code")
+#: The level a process here uses when the package has bundles for both.
+BEST = V3 if _prebuilt._missing_features(V4) else V4
 
 #: Compiles (or loads) a handful of kernels: the Student-t normalizer.
 KERNEL_CODE = ("import numpy as np\n"
@@ -26,22 +29,31 @@ CHILD = r"""
 import json, sys
 from nbembed import _numba_cache, _prebuilt
 _numba_cache.install()
-activated = _prebuilt.activate(sys.argv[1])
+level = _prebuilt.activate(sys.argv[1])
 import numpy as np
 from nbembed.optim.compiling import CompileCounter
 with CompileCounter() as counter:
     from nbembed._kernels.hssne import hssne_z
     z = hssne_z(np.arange(10.0).reshape(2, 5), 1.0)
 from numba.core.registry import cpu_target
-cpu = cpu_target.target_context.codegen().magic_tuple()[1]
-print(json.dumps(dict(activated=activated, compiled=counter.count, cpu=cpu, z=z)))
+_, cpu, features = cpu_target.target_context.codegen().magic_tuple()
+print(json.dumps(dict(level=level and level.cpu, compiled=counter.count, cpu=cpu,
+                      features=features, z=z)))
 """
 
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
+    """Bundles of every level this processor runs."""
     folder = tmp_path_factory.mktemp("bundles")
     _prebuilt.build(destination=folder, code=KERNEL_CODE, say=lambda line: None)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def v3_bundle(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("v3-bundle")
+    _prebuilt.build(levels=[V3], destination=folder, code=KERNEL_CODE, say=lambda line: None)
     return folder
 
 
@@ -56,38 +68,48 @@ def _child(bundles, tmp_path, **env):
 
 
 def test_a_bundle_holds_its_kernels_and_says_what_it_is(bundles):
-    bundle = bundles / _prebuilt.bundle_tag()
-    manifest = json.loads((bundle / _prebuilt.MANIFEST).read_text())
-    assert manifest["tag"] == _prebuilt.bundle_tag()
-    assert manifest["target"] == "x86-64-v3"
-    assert manifest["sources"] == _numba_cache.sources_digest()
-    assert manifest["kernels"] == len(list(bundle.glob("*.nbi"))) >= 1
-    assert list(bundle.glob("*.nbc"))
+    built = [level for level in _prebuilt.LEVELS if not _prebuilt._missing_features(level)]
+    assert sorted(p.name for p in bundles.iterdir()) == sorted(map(_prebuilt.bundle_tag, built))
+    for level in built:
+        bundle = bundles / _prebuilt.bundle_tag(level)
+        manifest = json.loads((bundle / _prebuilt.MANIFEST).read_text())
+        assert manifest["tag"] == _prebuilt.bundle_tag(level)
+        assert (manifest["cpu"], manifest["features"]) == (level.cpu, level.features)
+        assert manifest["sources"] == _numba_cache.sources_digest()
+        assert manifest["kernels"] == len(list(bundle.glob("*.nbi"))) >= 1
+        assert list(bundle.glob("*.nbc"))
 
 
-def test_an_empty_cache_loads_the_bundle_instead_of_compiling(bundles, tmp_path):
+def test_an_empty_cache_loads_the_best_bundle_instead_of_compiling(bundles, tmp_path):
     used = _child(bundles, tmp_path)
-    assert used["activated"] is True
+    assert used["level"] == BEST.cpu
     assert used["compiled"] == 0
-    assert used["cpu"] == "x86-64-v3"
+    assert (used["cpu"], used["features"]) == (BEST.cpu, BEST.features)
     # Z = sum over ordered pairs i != j of 1 / (1 + |y_i - y_j|^2); points (k, k + 5).
     expected = sum(1.0 / (1.0 + 2.0 * (i - j) ** 2) for i in range(5) for j in range(5) if i != j)
     assert used["z"] == pytest.approx(expected, rel=1e-12)
     # The bundle's files are now in the cache: a second process loads them too.
     again = _child(bundles, tmp_path)
-    assert again["compiled"] == 0 and again["cpu"] == "x86-64-v3"
+    assert again["compiled"] == 0 and again["cpu"] == BEST.cpu
 
 
-def test_a_process_that_inherits_the_bundles_target_loads_it_too(bundles, tmp_path):
+def test_without_a_bundle_of_the_best_level_the_next_one_serves(v3_bundle, tmp_path):
+    used = _child(v3_bundle, tmp_path)
+    assert used["level"] == "x86-64-v3"
+    assert used["compiled"] == 0
+    assert (used["cpu"], used["features"]) == ("x86-64-v3", "")
+
+
+def test_a_process_that_inherits_a_levels_target_loads_its_bundle(bundles, tmp_path):
     used = _child(bundles, tmp_path, NUMBA_CPU_NAME="x86-64-v3", NUMBA_CPU_FEATURES="")
-    assert used["activated"] is True
+    assert used["level"] == "x86-64-v3"
     assert used["compiled"] == 0
 
 
 @pytest.mark.parametrize("env", [{_prebuilt.OPT_OUT: "0"}, {"NUMBA_CPU_NAME": "x86-64-v2"}])
 def test_without_the_bundle_the_kernels_compile_as_before(bundles, tmp_path, env):
     used = _child(bundles, tmp_path, **env)
-    assert used["activated"] is False
+    assert used["level"] is None
     assert used["compiled"] > 0
     assert used["cpu"] == env.get("NUMBA_CPU_NAME", llvm.get_host_cpu_name())
 
@@ -99,16 +121,22 @@ def test_why_not_names_each_reason(bundles, tmp_path, monkeypatch):
     monkeypatch.setattr(_prebuilt, "_compiler_is_set_up", lambda: False)
     assert _prebuilt.why_not(bundles) is None
     assert "no bundle for" in _prebuilt.why_not(tmp_path)
-    manifest = bundles / _prebuilt.bundle_tag() / _prebuilt.MANIFEST
-    recorded = manifest.read_text()
     with monkeypatch.context() as edited:
         edited.setattr(_numba_cache, "sources_digest", lambda: "edited sources")
         assert "from other kernel sources" in _prebuilt.why_not(bundles)
-    manifest.write_text("{damaged")
+    manifests = list(bundles.glob(f"*/{_prebuilt.MANIFEST}"))
+    recorded = [manifest.read_text() for manifest in manifests]
+    for manifest in manifests:
+        manifest.write_text("{damaged")
     assert "from other kernel sources" in _prebuilt.why_not(bundles)
-    manifest.write_text(recorded)
-    monkeypatch.setattr(_prebuilt, "_missing_features", lambda: ["avx2", "fma"])
+    for manifest, text in zip(manifests, recorded):
+        manifest.write_text(text)
+    monkeypatch.setattr(_prebuilt, "_missing_features",
+                        lambda level: ["avx512f"] if level is V4 else [])
+    assert _prebuilt.choose(bundles)[0] is V3
+    monkeypatch.setattr(_prebuilt, "_missing_features", lambda level: ["avx2", "fma"])
     assert "lacks avx2, fma" in _prebuilt.why_not(bundles)
+    monkeypatch.setattr(_prebuilt, "_missing_features", lambda level: [])
     monkeypatch.setattr(_prebuilt, "_compiler_is_set_up", lambda: True)
     assert "set up its compiler" in _prebuilt.why_not(bundles)
     monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx2")

@@ -186,17 +186,8 @@ def choose(bundles=BUNDLES):
 
 
 def why_not(bundles=BUNDLES):
-    """Why this process cannot use a bundle from ``bundles``, or None when it can.
-
-    Parameters
-    ----------
-    bundles : path-like
-        The folder holding bundles (default: the package's).
-
-    Returns
-    -------
-    str or None
-    """
+    """Why this process cannot use a bundle from ``bundles`` (a str), or None
+    when it can: the second half of :func:`choose`."""
     return choose(bundles)[1]
 
 

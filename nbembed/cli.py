@@ -616,12 +616,11 @@ def _demo(args):
 
 
 def _compile(args):
+    from . import _prebuilt
     from .precompile import GROUPS, precompile
 
     groups = args.only or list(GROUPS)
     if args.bundle is not None:
-        from . import _prebuilt
-
         destination = _prebuilt.BUNDLES if args.bundle == "" else pathlib.Path(args.bundle)
         print(f"compiling nbembed's kernels into bundles for the processor levels this "
               f"machine runs ({len(groups)} groups each, one after another; a few minutes "
@@ -630,6 +629,10 @@ def _compile(args):
         return 0
     print(f"compiling nbembed's kernels into the disk cache ({len(groups)} groups, one "
           f"after another; a few minutes)", flush=True)
+    level, _ = _prebuilt.choose()
+    if level is not None:
+        print(f"(this installation carries them compiled for {level.cpu}, which this machine "
+              f"runs: the cache gets those, and only what they lack is compiled)", flush=True)
     start = time.perf_counter()
     reports = precompile(groups, say=lambda line: print(line, flush=True))
     total = sum(report["compiled"] for report in reports)

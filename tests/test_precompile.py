@@ -81,3 +81,19 @@ def test_the_command_names_its_groups_and_refuses_others(capsys, monkeypatch):
         main(["compile", "--help"])
     shown = capsys.readouterr().out
     assert all(f"{name}: {description}" in shown for name, (_, description) in GROUPS.items())
+
+
+@pytest.mark.parametrize("carried", [True, False])
+def test_the_command_says_when_the_installation_carries_compiled_kernels(
+        capsys, monkeypatch, carried):
+    from nbembed import _prebuilt, precompile as module
+
+    level = _prebuilt.LEVELS[0]
+    monkeypatch.setattr(_prebuilt, "choose",
+                        lambda: (level, None) if carried else (None, "no bundle"))
+    monkeypatch.setattr(module, "precompile", lambda groups, say: [
+        dict(group=name, seconds=0.0, compiled=0) for name in groups])
+    assert main(["compile", "--only", "hssne-exact"]) == 0
+    shown = capsys.readouterr().out
+    assert (f"carries them compiled for {level.cpu}" in shown) is carried
+    assert "0 kernels compiled" in shown

@@ -111,15 +111,12 @@ def _compile_command(cache_dir):
 
 
 def _bundle():
-    """The name of the package's bundle of kernels a fresh process here uses, or None."""
+    """The name of the package's bundle of kernels a fresh process here uses, or None
+    (this process has defined no kernel, so it chooses as a fresh one would)."""
     from nbembed import _prebuilt
 
-    for level in _prebuilt.LEVELS:
-        tag = _prebuilt.bundle_tag(level)
-        if (_prebuilt.BUNDLES / tag / _prebuilt.MANIFEST).is_file() and \
-                not _prebuilt._missing_features(level):
-            return tag
-    return None
+    level, _ = _prebuilt.choose()
+    return None if level is None else _prebuilt.bundle_tag(level)
 
 
 def large_sets(sizes):

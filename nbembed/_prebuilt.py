@@ -46,6 +46,7 @@ fit compiles nbembed's kernels for this processor).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import pathlib
@@ -166,12 +167,11 @@ def choose(bundles=BUNDLES):
     reasons = []
     for level in inherited or LEVELS:
         bundle = pathlib.Path(bundles) / bundle_tag(level)
-        missing = _missing_features(level)
         if not (bundle / MANIFEST).is_file():
-            reasons.append(f"no bundle for {bundle_tag(level)} in {bundles}")
+            reasons.append(f"no bundle for {bundle.name} in {bundles}")
         elif _bundle_sources(bundle) != _numba_cache.sources_digest():
             reasons.append(f"the bundle in {bundle} was compiled from other kernel sources")
-        elif missing:
+        elif missing := _missing_features(level):
             reasons.append(f"this processor lacks {', '.join(missing)} of {level.cpu}")
         else:
             break
@@ -252,15 +252,10 @@ def _seed(bundle, folder):
             if target.exists() and _index_stamp(target) == digest:
                 continue
             base = index.name[:-len(".nbi")]
-            for data in sorted(bundle.glob(f"{glob_escape(base)}.*.nbc")):
+            for data in sorted(bundle.glob(f"{glob.escape(base)}.*.nbc")):
                 _copy(data, folder / data.name)
             _copy(index, target)
     marker.touch()
-
-
-def glob_escape(name):
-    """``name`` with glob's special characters taken literally."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _copy(source, target):

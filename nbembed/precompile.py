@@ -17,8 +17,9 @@ points compiles what a fit of a million uses, once the size thresholds that
 choose between kernels are set as for a large set (:func:`_as_if_large`). Each group of workloads runs in
 a new Python process of its own, one group after another.
 
-The neighbour search that large high-dimensional sets use (pynndescent) is
-another package's and compiles in every new process; it is not covered.
+The neighbour search of sparse rows or other metrics at large sizes
+(pynndescent) is another package's and compiles in every new process; it is
+not covered.
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ def _hssne_approximate():
     with _as_if_large():
         # Labels as must-links mixed into a sparse P (a fixed rho: no cross-validation).
         _hssne_fits(dict(affinity="knn", repulsion="fft", rho=0.5), with_labels=True)
-        _hssne_fits(dict(affinity="knn", repulsion="barnes-hut"))
+        # The neighbours by nearest-neighbour descent, as above the exact search's sizes.
+        _hssne_fits(dict(affinity="knn", repulsion="barnes-hut", neighbors="approximate"))
     _annotations_aside()
     _every_form()
 

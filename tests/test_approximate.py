@@ -475,30 +475,45 @@ def test_neighbors_auto_threshold(monkeypatch, rng):
                             neighbors="approximate")
 
 
+def _assert_nearly_exact(X, **options):
+    """An approximate P of ``X`` puts almost all its mass on the exact P's pairs,
+    and the same seed gives the same P."""
+    exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact", **options)
+    approx = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
+                                 random_state=0, **options)
+    assert approx.shape == exact.shape and approx.sum() == pytest.approx(1.0)
+    assert approx.multiply(exact > 0).sum() > 0.98
+    again = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
+                                random_state=0, **options)
+    assert (approx != again).nnz == 0
+
+
+def test_approximate_neighbors_of_dense_euclidean_rows_are_nbembeds(monkeypatch, rng):
+    monkeypatch.setitem(sys.modules, "pynndescent", None)  # not needed for them
+    X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
+    _assert_nearly_exact(X)
+    _assert_nearly_exact(X.astype(np.float32))
+
+
 @pytest.mark.slow
 def test_approximate_neighbors_with_pynndescent(rng):
     pytest.importorskip("pynndescent")
     X = np.vstack([rng.normal(size=(400, 6)), rng.normal(size=(400, 6)) + 4])
-    exact = joint_probabilities(X, 10.0, method="knn", neighbors="exact")
-    approx = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
-                                 random_state=0)
-    assert approx.shape == exact.shape and approx.sum() == pytest.approx(1.0)
-    # Nearly the same neighbours: almost all of P's mass sits on the same pairs.
-    assert approx.multiply(exact > 0).sum() > 0.98
-    again = joint_probabilities(X, 10.0, method="knn", neighbors="approximate",
-                                random_state=0)
-    assert (approx != again).nnz == 0
+    _assert_nearly_exact(X, metric="manhattan")
+    _assert_nearly_exact(sp.csr_matrix(X))
 
 
 def test_approximate_neighbors_without_pynndescent(monkeypatch, rng):
     monkeypatch.setitem(sys.modules, "pynndescent", None)
     X = rng.normal(size=(60, 3))
     with pytest.raises(ImportError, match="pynndescent"):
-        joint_probabilities(X, 5.0, method="knn", neighbors="approximate")
+        joint_probabilities(X, 5.0, method="knn", neighbors="approximate", metric="manhattan")
     monkeypatch.setattr(affinity_module, "EXACT_NEIGHBORS_MAX_WORK", 10)
+    monkeypatch.setattr(affinity_module, "EXACT_EUCLIDEAN_MAX_ENTRIES", 10)
+    assert affinity_module._resolve_neighbors("auto", X, "euclidean") == "approximate"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        P = joint_probabilities(X, 5.0, method="knn")  # "auto" falls back to exact
+        P = joint_probabilities(X, 5.0, method="knn", metric="manhattan")  # "auto": exact
     assert P.nnz > 0
 
 

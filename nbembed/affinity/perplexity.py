@@ -14,11 +14,12 @@ Two ways to build it, chosen by ``method``:
   kNN above.
 
 The neighbours of the kNN P are exact or approximate (nearest-neighbour
-descent from the optional package pynndescent), chosen by ``neighbors``.
-Exact neighbours of dense Euclidean rows come from nbembed's own search
-(:mod:`nbembed._nearest_reference`: float32 products propose, float64 sums
-decide, and leaves of nearby rows let the products skip far rows); other
-metrics and sparse rows from scikit-learn's ``NearestNeighbors``.
+descent), chosen by ``neighbors``. For dense Euclidean rows both searches are
+nbembed's own: the exact one in :mod:`nbembed._nearest_reference` (float32
+products propose, float64 sums decide, and leaves of nearby rows let the
+products skip far rows), the descent in :mod:`nbembed._nearest_descent`.
+Other metrics and sparse rows are searched exactly by scikit-learn's
+``NearestNeighbors`` and approximately by the optional package pynndescent.
 ``"auto"`` is exact while the search compares at most
 ``EXACT_NEIGHBORS_MAX_WORK`` coordinates (n^2 d, with d the stored entries per
 row of sparse data), and for dense Euclidean rows also while they hold at most
@@ -26,7 +27,8 @@ row of sparse data), and for dense Euclidean rows also while they hold at most
 ``EXACT_EUCLIDEAN_MAX_ROWS`` rows. Exact search costs O(n^2 d) and
 nearest-neighbour descent roughly O(n log n) distances, but pynndescent
 compiles for 20 s or more at its first call in every process (Numba, not
-cached on disk). The first budget, 4e11, is where scikit-learn's exact search
+cached on disk; nbembed's own descent is compiled once and cached like every
+kernel). The first budget, 4e11, is where scikit-learn's exact search
 cost a few seconds more than a warm descent and far less than a first one:
 about 89 000 points in 50 dimensions, 22 000 in 784. nbembed's own search
 costs about 1.8e-11 s per compared coordinate on two cores whatever the
@@ -73,6 +75,7 @@ from .._kernels.csr import is_symmetric_csr, mirror_positions, symmetric_sum, \
     transposed_entries
 from .._kernels.perplexity import TIE_RTOL
 from .._kernels.perplexity import conditional_probabilities as _calibrate_rows
+from .._nearest_descent import descent_neighbors
 from .._nearest_reference import ReferenceRows
 from .._validation import check_dense_allowed, check_number, check_option, \
     check_random_state, check_repeated_rows
@@ -146,6 +149,8 @@ def _resolve_neighbors(neighbors, X, metric):
     if neighbors == "auto":
         if _exact_is_cheap(X, metric):
             return "exact"
+        if _own_search(X, metric):
+            return "approximate"
         try:
             import pynndescent  # noqa: F401
         except ImportError:
@@ -177,12 +182,14 @@ def conditional_probabilities(X, perplexity=30.0, *, method="auto", metric="eucl
         Neighbours per point for ``method="knn"``; default min(n - 1, 3 * perplexity).
     neighbors : {"auto", "exact", "approximate"}
         How ``method="knn"`` finds them: exactly, or by nearest-neighbour
-        descent (pynndescent, optional). "auto": exact up to
+        descent (nbembed's own for dense Euclidean rows, the optional
+        pynndescent for sparse rows and other metrics). "auto": exact up to
         ``EXACT_NEIGHBORS_MAX_WORK`` compared coordinates (about 89 000 points
         in 50 dimensions), for dense Euclidean rows also up to
         ``EXACT_EUCLIDEAN_MAX_ENTRIES`` entries in at most
         ``EXACT_EUCLIDEAN_MAX_ROWS`` rows (about 200 000 points in 50
-        dimensions or fewer), or when pynndescent is missing.
+        dimensions or fewer), or when the descent would need pynndescent and
+        it is missing.
     random_state : int, RandomState or None
         Seed of the approximate neighbour search.
     timings : dict, optional
@@ -310,14 +317,29 @@ def nearest_neighbors(X, k, *, metric="euclidean", neighbors="auto", random_stat
 
 
 def _approximate_neighbors(X, k, metric, random_state):
-    """Approximate k nearest neighbours by nearest-neighbour descent, excluding itself."""
+    """Approximate k nearest neighbours by nearest-neighbour descent, excluding itself:
+    nbembed's own for dense rows in Euclidean distance, pynndescent's otherwise."""
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    if _own_search(X, metric):
+        # Compiled once and cached like every kernel (pynndescent compiles for
+        # 20-25 s in every new process), and the same result on any number of
+        # threads. At 10^6 points of the 50-D mixture, 91 neighbours, two cores,
+        # warm: 133 s and a recall of 0.885 against the exact search
+        # (pynndescent with the settings below: 119 s, 0.880); at 10^5 points
+        # 10.4 s, 0.987 (10.6 s, 0.991); 30 000 x 784 6.1 s against 4.8 s
+        # (benchmarks/bench_neighbors.py).
+        return descent_neighbors(X, k, seed)
+    return pynndescent_neighbors(X, k, metric, seed)
+
+
+def pynndescent_neighbors(X, k, metric, seed):
+    """Approximate k nearest neighbours by pynndescent's descent, excluding itself."""
     try:
         from pynndescent import NNDescent
     except ImportError as err:
-        raise ImportError('neighbors="approximate" needs the optional package pynndescent '
-                          '(the "large" extra of nbembed); install it or use '
-                          'neighbors="exact".') from err
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+        raise ImportError('neighbors="approximate" with sparse rows or another metric than '
+                          '"euclidean" needs the optional package pynndescent (the "large" '
+                          'extra of nbembed); install it or use neighbors="exact".') from err
     # pynndescent searches sparse rows itself (euclidean and cosine among its
     # sparse metrics), so a sparse X stays sparse.
     data = X

@@ -199,8 +199,9 @@ class HSSNE(EmbeddingEstimator):
         O(n k) with k = 3 * perplexity neighbours per point).
     neighbors : {"auto", "exact", "approximate"}, default="auto"
         How the nearest neighbours of the kNN P are found: exact, or
-        approximate (nearest-neighbour descent, needs the optional package
-        pynndescent). "auto" is exact while it compares at most 4e11
+        approximate (nearest-neighbour descent: nbembed's own for dense
+        Euclidean rows; sparse rows and other metrics need the optional
+        package pynndescent). "auto" is exact while it compares at most 4e11
         coordinates, n^2 times the features, and for dense Euclidean rows also
         while they hold at most 1e7 entries, n times the features (about
         200 000 points in 50 dimensions, 22 000 in 784; see

@@ -63,13 +63,34 @@ def below(h, bound):
 
 
 @njit(**JIT)
-def squared_distance(X, a, b):
-    """||X[a] - X[b]||^2 in the precision of X."""
-    s = X.dtype.type(0.0)
-    for f in range(X.shape[1]):
-        diff = X[a, f] - X[b, f]
+def squared_distance(A, i, B, j):
+    """||A[i] - B[j]||^2 in the precision of A."""
+    s = A.dtype.type(0.0)
+    for f in range(A.shape[1]):
+        diff = A[i, f] - B[j, f]
         s += diff * diff
     return s
+
+
+@njit(**JIT)
+def _sift_down(keys, first, second, row, pos, size):
+    """Restore the max-heap property of row's ``keys`` below ``pos``, moving
+    the payloads ``first`` and ``second`` along."""
+    key, a, b = keys[row, pos], first[row, pos], second[row, pos]
+    while True:
+        left = 2 * pos + 1
+        if left >= size:
+            break
+        child = left
+        if left + 1 < size and keys[row, left + 1] > keys[row, left]:
+            child = left + 1
+        if keys[row, child] <= key:
+            break
+        keys[row, pos] = keys[row, child]
+        first[row, pos] = first[row, child]
+        second[row, pos] = second[row, child]
+        pos = child
+    keys[row, pos], first[row, pos], second[row, pos] = key, a, b
 
 
 @njit(**JIT)
@@ -87,44 +108,9 @@ def heap_push(dist, idx, flag, row, d, j, new):
         found |= idx[row, c] == j
     if found:
         return 0
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= k:
-            break
-        right = left + 1
-        child = left
-        if right < k and dist[row, right] > dist[row, left]:
-            child = right
-        if dist[row, child] <= d:
-            break
-        dist[row, pos] = dist[row, child]
-        idx[row, pos] = idx[row, child]
-        flag[row, pos] = flag[row, child]
-        pos = child
-    dist[row, pos] = d
-    idx[row, pos] = j
-    flag[row, pos] = new
+    dist[row, 0], idx[row, 0], flag[row, 0] = d, j, new
+    _sift_down(dist, idx, flag, row, 0, k)
     return 1
-
-
-@njit(**JIT)
-def _sift_down(dist, idx, flag, row, pos, size):
-    """Restore the max-heap property below ``pos``."""
-    d, j, f = dist[row, pos], idx[row, pos], flag[row, pos]
-    while True:
-        left = 2 * pos + 1
-        if left >= size:
-            break
-        child = left
-        if left + 1 < size and dist[row, left + 1] > dist[row, left]:
-            child = left + 1
-        if dist[row, child] <= d:
-            break
-        dist[row, pos], idx[row, pos], flag[row, pos] = (
-            dist[row, child], idx[row, child], flag[row, child])
-        pos = child
-    dist[row, pos], idx[row, pos], flag[row, pos] = d, j, f
 
 
 #: Candidates beyond which :func:`heap_merge` selects instead of pushing one by one.
@@ -270,7 +256,7 @@ def join_leaves(X, order, starts, n_leaves, dist, idx, flag):
         for u in range(size):
             gram[u, u] = 0.0
             for v in range(u + 1, size):
-                gram[u, v] = gram[v, u] = squared_distance(X, order[lo + u], order[lo + v])
+                gram[u, v] = gram[v, u] = squared_distance(X, order[lo + u], X, order[lo + v])
         cand_d = np.empty(size, dtype=dist.dtype)
         cand_j = np.empty(size, dtype=np.int32)
         work_d = np.empty(k + size, dtype=dist.dtype)
@@ -318,22 +304,8 @@ def _priority_insert(cand, prio, row, j, p):
     for c in range(size):
         if cand[row, c] == j:
             return
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= size:
-            break
-        right = left + 1
-        child = left
-        if right < size and prio[row, right] > prio[row, left]:
-            child = right
-        if prio[row, child] <= p:
-            break
-        prio[row, pos] = prio[row, child]
-        cand[row, pos] = cand[row, child]
-        pos = child
-    prio[row, pos] = p
-    cand[row, pos] = j
+    prio[row, 0], cand[row, 0] = p, j
+    _sift_down(prio, cand, cand, row, 0, size)  # one payload: given twice
 
 
 @njit(**JIT)
@@ -392,12 +364,19 @@ def _gather(X, dist, cand, p, rows, roots, ids):
 
 
 @njit(**JIT)
-def _local_distance(A, i, B, j):
-    s = A.dtype.type(0.0)
-    for f in range(A.shape[1]):
-        diff = A[i, f] - B[j, f]
-        s += diff * diff
-    return s
+def _record(a, b, d, root_a, root_b, at, target, source, sq):
+    """Record from position ``at`` the pushes of the pair (a, b) at squared
+    distance d that would enter a's or b's heap (roots ``root_a``, ``root_b``);
+    returns the next free position."""
+    if a == b:
+        return at
+    if d < root_a:
+        target[at], source[at], sq[at] = a, b, d
+        at += 1
+    if d < root_b:
+        target[at], source[at], sq[at] = b, a, d
+        at += 1
+    return at
 
 
 @njit(**JIT_PARALLEL)
@@ -420,25 +399,12 @@ def _propose(X, dist, first, last, new_c, old_c, slots, target, source, sq, coun
         base = (p - first) * slots
         m = 0
         for s in range(n_new):
-            a = new_ids[s]
             for t in range(s + 1, n_new):
-                b = new_ids[t]
-                d = _local_distance(new_rows, s, new_rows, t)
-                if d < new_roots[s] and a != b:
-                    target[base + m], source[base + m], sq[base + m] = a, b, d
-                    m += 1
-                if d < new_roots[t] and a != b:
-                    target[base + m], source[base + m], sq[base + m] = b, a, d
-                    m += 1
+                m = _record(new_ids[s], new_ids[t], squared_distance(new_rows, s, new_rows, t),
+                            new_roots[s], new_roots[t], base + m, target, source, sq) - base
             for t in range(n_old):
-                b = old_ids[t]
-                d = _local_distance(new_rows, s, old_rows, t)
-                if d < new_roots[s] and a != b:
-                    target[base + m], source[base + m], sq[base + m] = a, b, d
-                    m += 1
-                if d < old_roots[t] and a != b:
-                    target[base + m], source[base + m], sq[base + m] = b, a, d
-                    m += 1
+                m = _record(new_ids[s], old_ids[t], squared_distance(new_rows, s, old_rows, t),
+                            new_roots[s], old_roots[t], base + m, target, source, sq) - base
         counts[p - first] = m
 
 
@@ -537,7 +503,7 @@ def fill_random(X, dist, idx, flag, seed):
             j = below(hash3(seed, i, attempt), n)
             attempt += 1
             if j != i:
-                heap_push(dist, idx, flag, i, squared_distance(X, i, j), j, 1)
+                heap_push(dist, idx, flag, i, squared_distance(X, i, X, j), j, 1)
 
 
 @njit(**JIT_PARALLEL)

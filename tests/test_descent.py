@@ -64,7 +64,7 @@ def test_merges_keep_the_k_smallest_distinct_offers(batch):
     offers = []
     # a candidate's distance is a function of its index, as in a search; no ties
     weights = (rng.permutation(200) / 200).astype(np.float32)
-    work = [np.empty(k + batch, dtype=t) for t in (np.float32, np.int32, np.uint8)]
+    work = [np.empty(k + batch, dtype=t) for t in (np.float32, np.int32, np.uint8, np.float32)]
     for _ in range(12):
         js = rng.choice(np.arange(1, 200), batch, replace=False).astype(np.int32)
         ds = weights[js]

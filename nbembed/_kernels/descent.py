@@ -118,13 +118,14 @@ MERGE_MIN = 12
 
 
 @njit(**JIT)
-def heap_merge(dist, idx, flag, row, cand_d, cand_j, count, work_d, work_j, work_f):
+def heap_merge(dist, idx, flag, row, cand_d, cand_j, count, work_d, work_j, work_f,
+               scratch):
     """Offer row's heap ``count`` distinct candidates (none of them ``row``).
 
     Few that beat the root are pushed one by one; many are merged: the heap's
     entries and theirs, the k smallest kept (equal distances: the heap's
-    first, then the candidates' order), the heap rebuilt. Returns how many
-    entered.
+    first, then the candidates' order), the heap rebuilt. The ``work_*``
+    arrays and ``scratch`` hold k + count entries. Returns how many entered.
     """
     k = dist.shape[1]
     root = dist[row, 0]
@@ -149,7 +150,7 @@ def heap_merge(dist, idx, flag, row, cand_d, cand_j, count, work_d, work_j, work
     for c in range(kept):
         work_f[k + c] = 1
     total = k + kept
-    cut = kth_smallest(work_d, total, k - 1, np.empty(total, dtype=work_d.dtype))
+    cut = kth_smallest(work_d, total, k - 1, scratch)
     filled = 0
     entered = 0
     for e in range(total):
@@ -262,6 +263,7 @@ def join_leaves(X, order, starts, n_leaves, dist, idx, flag):
         work_d = np.empty(k + size, dtype=dist.dtype)
         work_j = np.empty(k + size, dtype=np.int32)
         work_f = np.empty(k + size, dtype=np.uint8)
+        scratch = np.empty(k + size, dtype=dist.dtype)
         for u in range(size):
             count = 0
             for v in range(size):
@@ -269,7 +271,7 @@ def join_leaves(X, order, starts, n_leaves, dist, idx, flag):
                     cand_d[count], cand_j[count] = gram[u, v], order[lo + v]
                     count += 1
             heap_merge(dist, idx, flag, order[lo + u], cand_d, cand_j, count, work_d, work_j,
-                       work_f)
+                       work_f, scratch)
 
 
 @njit(**JIT_PARALLEL)
@@ -474,23 +476,15 @@ def descent_round(X, dist, idx, flag, seed, round_, max_candidates, block, shift
 
 @njit(**JIT_PARALLEL)
 def sorted_rows(dist, idx):
-    """Each row's heap sorted by distance, then index (in place)."""
-    n, k = idx.shape
-    for i in prange(n):
-        order = np.argsort(dist[i], kind="mergesort")
-        d = dist[i][order]
-        j = idx[i][order]
-        # equal distances: by index, so that the result does not depend on the heap's order
-        start = 0
-        while start < k:
-            stop = start + 1
-            while stop < k and d[stop] == d[start]:
-                stop += 1
-            if stop - start > 1:
-                j[start:stop] = np.sort(j[start:stop])
-            start = stop
-        dist[i] = d
-        idx[i] = j
+    """Each row's entries sorted by distance, equal distances by index (in place)."""
+    for i in prange(idx.shape[0]):
+        # by index first: the stable sort by distance then keeps ties in that order
+        by_index = np.argsort(idx[i], kind="mergesort")
+        d = dist[i][by_index]
+        j = idx[i][by_index]
+        order = np.argsort(d, kind="mergesort")
+        dist[i] = d[order]
+        idx[i] = j[order]
 
 
 @njit(**JIT_PARALLEL)

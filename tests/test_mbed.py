@@ -556,17 +556,21 @@ def inconsistent_pairs(a, b):
 @pytest.mark.slow
 def test_g50c_semi_supervised_test_error():
     """Zien & Quinonero Candela (2005), Table 2: g50c, 50 labelled points, the 10 official
-    splits: 5.32% mean test error. We get 5.32% (4.8-5.8% per split)."""
+    splits: 5.32% mean test error of Algorithm 1's map. We get 5.36% (4.8-5.8% per split).
+    ``labels_`` take the spread labels where they missed fewer held-out labels (one
+    split here, at 8.8%): 5.66%."""
     data = load_shared("g50c")
     X, y = data["X"], data["y"]
-    errors = []
+    errors, label_errors = [], []
     for split, (lab, unl) in enumerate(zip(data["idx_labeled"], data["idx_unlabeled"])):
         partial = np.full(len(y), -1)
         partial[lab] = y[lab]
         model = Mbed(2, random_state=split).fit(X, partial)
-        errors.append(np.mean(model.labels_[unl] != y[unl]))
+        errors.append(np.mean(model.membership_.argmax(axis=1)[unl] != y[unl]))
+        label_errors.append(np.mean(model.labels_[unl] != y[unl]))
     assert np.mean(errors) <= 0.06
     assert max(errors) <= 0.08
+    assert np.mean(label_errors) <= 0.06
 
 
 @pytest.mark.slow

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from nbembed._folds import stratified_folds
-from nbembed.affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
-    choose_spread_neighbors, knn_graph, spread_labels
+from nbembed.affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
+    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, knn_graph, \
+    nested_spreading_error, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
 from nbembed.methods.mbed import Mbed, spreading_classifies_better
 from test_mbed import blobs, small
@@ -105,22 +106,46 @@ def dense_spreading(W, T, alpha, n_steps):
     return F / F.sum(axis=1, keepdims=True)
 
 
-def reference_spread_choice(X, targets, folds, candidates):
-    """Each candidate's held-out error, from a fresh graph and dense spreading."""
+def reference_held_out_error(X, targets, folds, k, alpha):
+    """One candidate's held-out error, from a fresh graph and dense spreading."""
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
-    errors = []
-    for k in candidates:
+    _, idx = nearest_neighbors(X, k)
+    W = knn_graph(idx).toarray()
+    wrong = 0.0
+    for fold in np.unique(folds):
+        hidden = labelled[folds == fold]
+        kept = targets.copy()
+        kept[hidden] = 0.0
+        F = dense_spreading(W, kept, alpha, 200)
+        wrong += np.sum(F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1))
+    return wrong / labelled.size
+
+
+def reference_spread_choice(X, targets, folds, candidates, alphas):
+    """Each candidate's held-out error, (alphas, candidates)."""
+    return np.array([[reference_held_out_error(X, targets, folds, k, alpha)
+                      for k in candidates] for alpha in alphas])
+
+
+def reference_nested_error(X, targets, folds, rng, candidates, alphas):
+    """The held-out error of the choice made inside each fold, by brute force."""
+    labelled = np.flatnonzero(targets.sum(axis=1) > 0)
+    classes = targets[labelled].argmax(axis=1)
+    wrong = 0
+    for fold in np.unique(folds):
+        inside = folds != fold
+        hidden = labelled[~inside]
+        kept = targets.copy()
+        kept[hidden] = 0.0
+        inner = stratified_folds(classes[inside], np.unique(folds).size, rng)
+        errors = reference_spread_choice(X, kept, inner, candidates, alphas)
+        c = min(range(len(candidates)), key=lambda c: (errors[0, c], -candidates[c]))
+        a = min(range(len(alphas)), key=lambda a: (errors[a, c], a))
+        k, alpha = candidates[c], alphas[a]
         _, idx = nearest_neighbors(X, k)
-        W = knn_graph(idx).toarray()
-        wrong = 0.0
-        for fold in np.unique(folds):
-            hidden = labelled[folds == fold]
-            kept = targets.copy()
-            kept[hidden] = 0.0
-            F = dense_spreading(W, kept, 0.99, 200)
-            wrong += np.sum(F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1))
-        errors.append(wrong / labelled.size)
-    return np.array(errors)
+        F = dense_spreading(knn_graph(idx).toarray(), kept, alpha, 200)
+        wrong += np.sum(F[hidden].argmax(axis=1) != classes[~inside])
+    return wrong / labelled.size
 
 
 def test_spreading_neighbours_chosen_on_held_out_labels(rng):
@@ -130,21 +155,63 @@ def test_spreading_neighbours_chosen_on_held_out_labels(rng):
     targets[labelled, y[labelled]] = 1.0
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(1))
     _, idx = nearest_neighbors(X, 15)
-    k, compared, errors = choose_spread_neighbors(idx, targets, folds)
+    k, alpha, compared, errors = choose_spreading(idx, targets, folds)
     np.testing.assert_array_equal(compared, SPREAD_NEIGHBOR_CANDIDATES)
-    np.testing.assert_allclose(errors, reference_spread_choice(X, targets, folds, compared),
-                               atol=1e-12)
-    # three and five neighbours follow the rings (ties go to more), ten jump across
-    assert k == 5 and np.all(errors[:2] == 0) and errors[-2] > 0.1
+    assert errors.shape == (len(SPREAD_ALPHA_CANDIDATES), len(compared))
+    np.testing.assert_allclose(
+        errors, reference_spread_choice(X, targets, folds, compared, SPREAD_ALPHA_CANDIDATES),
+        atol=1e-12)
+    # three and five neighbours follow the rings (ties go to more), ten jump across;
+    # ties go to the first alpha
+    assert k == 5 and alpha == SPREAD_ALPHA_CANDIDATES[0]
+    assert np.all(errors[0, :2] == 0) and errors[0, -2] > 0.1
     # the spread scores of the chosen graph classify every ring
-    scores = spread_labels(knn_graph(idx[:, :k]), targets)
+    scores = spread_labels(knn_graph(idx[:, :k]), targets, alpha=alpha)
     assert np.mean(scores.argmax(axis=1) != y) < 0.02
     # ties go to the larger number; candidates beyond the neighbours found are left out
     X, y = blobs(rng, n_per=30, K=3, gap=30.0)
     _, idx = nearest_neighbors(X, 7)
-    k, compared, errors = choose_spread_neighbors(idx, np.eye(3)[y], np.arange(len(y)) % 3)
+    k, alpha, compared, errors = choose_spreading(idx, np.eye(3)[y], np.arange(len(y)) % 3)
     np.testing.assert_array_equal(compared, [3, 5, 7])
-    assert np.all(errors == 0) and k == 7
+    assert np.all(errors == 0) and k == 7 and alpha == SPREAD_ALPHA_CANDIDATES[0]
+
+
+def test_the_spreading_chooses_the_graph_at_the_first_alpha_then_alpha(rng):
+    # overlapping blobs, where the candidates' errors differ: the graph has the
+    # smallest error at the first alpha (ties to more neighbours), alpha the
+    # smallest on that graph (ties to the earlier)
+    X, y = blobs(rng, n_per=60, K=3, gap=2.5)
+    y = np.where(y == 2, 0, y)
+    targets = np.zeros((len(y), 2))
+    labelled = np.flatnonzero(np.arange(len(y)) % 6 == 0)
+    targets[labelled, y[labelled]] = 1.0
+    folds = stratified_folds(y[labelled], 3, np.random.RandomState(2))
+    _, idx = nearest_neighbors(X, 15)
+    alphas = (0.99, 0.9, 0.5)
+    k, alpha, compared, errors = choose_spreading(idx, targets, folds, alphas=alphas)
+    np.testing.assert_allclose(
+        errors, reference_spread_choice(X, targets, folds, compared, alphas), atol=1e-12)
+    c = list(compared).index(k)
+    assert errors[0, c] == errors[0].min() and not np.any(errors[0, c + 1:] == errors[0].min())
+    a = alphas.index(alpha)
+    assert errors[a, c] == errors[:, c].min() and not np.any(errors[:a, c] == errors[a, c])
+
+
+def test_nested_spreading_error_makes_the_choice_inside_each_fold(rng):
+    X, y = blobs(rng, n_per=40, K=3, gap=3.0)
+    targets = np.zeros((len(y), 3))
+    labelled = np.flatnonzero(np.arange(len(y)) % 4 == 0)
+    targets[labelled, y[labelled]] = 1.0
+    folds = stratified_folds(y[labelled], 3, np.random.RandomState(0))
+    _, idx = nearest_neighbors(X, 15)
+    nested = nested_spreading_error(idx, targets, folds, np.random.RandomState(5))
+    reference = reference_nested_error(X, targets, folds, np.random.RandomState(5),
+                                       SPREAD_NEIGHBOR_CANDIDATES, SPREAD_ALPHA_CANDIDATES)
+    assert nested == pytest.approx(reference, abs=1e-12)
+    # the smallest error of the plain choice never promises more than the nested one
+    # can keep on the same folds, and here promises less
+    _, _, _, errors = choose_spreading(idx, targets, folds)
+    assert errors.min() <= nested
 
 
 def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
@@ -154,18 +221,50 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     model = small(4, n_iter_init=0)
     run = model.prepare(X, partial)
     assert model.anneal_start_ == "labels" and model.spread_neighbors_ == 5
-    assert model.spread_cv_errors_.shape == (len(SPREAD_NEIGHBOR_CANDIDATES),)
+    assert model.spread_alpha_ == SPREAD_ALPHA_CANDIDATES[0]
+    assert model.spread_cv_errors_.shape == (len(SPREAD_ALPHA_CANDIDATES),
+                                             len(SPREAD_NEIGHBOR_CANDIDATES))
     assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) < 0.02
-    # a graph of ten neighbours, fixed: no choice is made, and the start mixes the rings
-    fixed = small(4, n_iter_init=0, spread_neighbors=10)
+    # a graph of ten neighbours and alpha fixed: no choice is made, and the start
+    # mixes the rings
+    fixed = small(4, n_iter_init=0, spread_neighbors=10, spread_alpha=0.99)
     run = fixed.prepare(X, partial)
     assert fixed.spread_neighbors_ == 10 and fixed.spread_cv_errors_ is None
     assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) > 0.1
-    # too few labels to validate on: ten neighbours; no labels, no graph
+    # the number fixed, alpha "auto": alpha alone is chosen
+    only_alpha = small(4, n_iter_init=0, spread_neighbors=10)
+    only_alpha.prepare(X, partial)
+    assert only_alpha.spread_cv_errors_.shape == (len(SPREAD_ALPHA_CANDIDATES), 1)
+    # too few labels to validate on: ten neighbours and Zhou's alpha; no labels, no graph
     firsts = np.searchsorted(y, np.arange(4))
     few = small(4, max_iter=40).fit(X, np.where(np.isin(np.arange(len(y)), firsts), y, -1))
     assert few.spread_neighbors_ == SPREAD_NEIGHBORS and few.spread_cv_errors_ is None
+    assert few.spread_alpha_ == SPREAD_ALPHA
     assert small(4, max_iter=40).fit(X).spread_neighbors_ is None
+
+
+def test_two_classes_compare_the_map_at_the_papers_width_with_the_spreading(rng):
+    # Two rings: the paper's width (the median distance) reaches across them, the
+    # graph of few neighbours follows each.
+    X, y = rings(rng, n_rings=2)
+    partial = np.where(np.arange(len(y)) % 8 == 0, y, -1)
+    model = small(2).fit(X, partial)
+    paper = small(2, sigma="quantile").fit(X, partial)
+    assert model.anneal_start_ == "random" and model.sigma_ == paper.sigma_
+    np.testing.assert_array_equal(model.sigma_candidates_, [paper.sigma_])
+    assert model.sigma_cv_folds_.tolist() == [3]
+    errors = model.labels_cv_errors_
+    assert errors["map"] == model.sigma_cv_errors_[0]
+    # the spreading's error is that of its choice made inside each fold: never
+    # below the smallest of its table on the same folds
+    assert np.min(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
+    assert model.labels_source_ == "spreading"
+    assert np.mean(model.labels_[partial < 0] != y[partial < 0]) < 0.02
+    # the same map either way: the choice touches labels_ only
+    np.testing.assert_array_equal(model.embedding_, paper.embedding_)
+    # the paper's width asked for: nothing is validated, the labels are the map's
+    assert paper.sigma_candidates_ is None and paper.labels_cv_errors_ is None
+    assert paper.labels_source_ == "map"
 
 
 def test_spreading_classifies_better_when_it_missed_fewer_held_out_labels():
@@ -190,7 +289,7 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     targets = np.zeros((len(y), 4))
     targets[~unlabelled, partial[~unlabelled]] = 1.0
     _, idx = nearest_neighbors(X, model.spread_neighbors_)
-    spread = spread_labels(knn_graph(idx), targets).argmax(axis=1)
+    spread = spread_labels(knn_graph(idx), targets, alpha=model.spread_alpha_).argmax(axis=1)
     np.testing.assert_array_equal(model.labels_, spread)
     assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.02
     # the map and its memberships stay Mbed's, and miss most rings
@@ -198,6 +297,8 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     # a restart from the chosen settings (the Explorer's) keeps the spread labels
     again = model.with_chosen_settings()
     assert again.labels_from == "spreading" and again.sigma == model.sigma_
+    assert again.spread_alpha == "auto"  # chosen again, cheaply; the start keeps 0.99
+    assert model.labels_cv_errors_["spreading"] < model.labels_cv_errors_["map"]
     restarted = again.fit(X, partial)
     assert restarted.labels_source_ == "spreading"
     np.testing.assert_array_equal(restarted.labels_, spread)
@@ -226,8 +327,9 @@ def test_labels_from_spreading_or_map_when_asked(rng):
     targets = np.zeros((len(y), 3))
     targets[partial >= 0, partial[partial >= 0]] = 1.0
     _, idx = nearest_neighbors(X, asked.spread_neighbors_)
-    np.testing.assert_array_equal(asked.labels_,
-                                  spread_labels(knn_graph(idx), targets).argmax(axis=1))
+    np.testing.assert_array_equal(
+        asked.labels_, spread_labels(knn_graph(idx), targets,
+                                     alpha=asked.spread_alpha_).argmax(axis=1))
     X_rings, y_rings = rings(rng)
     rings_partial = np.where(np.arange(len(y_rings)) % 8 == 0, y_rings, -1)
     kept = small(4, labels_from="map").fit(X_rings, rings_partial)
@@ -240,6 +342,9 @@ def test_labels_from_spreading_or_map_when_asked(rng):
     (dict(anneal_start="spectral"), "anneal_start"),
     (dict(spread_neighbors=0), "spread_neighbors"),
     (dict(spread_neighbors="many"), "spread_neighbors"),
+    (dict(spread_alpha="fast"), "spread_alpha must be"),
+    (dict(spread_alpha=1.0), "spread_alpha"),
+    (dict(spread_alpha=0.0), "spread_alpha"),
     (dict(anneal_start="labels"), "no point is labelled"),
     (dict(labels_from="spread"), "labels_from"),
     (dict(labels_from="spreading"), 'labels_from="spreading" needs labelled points'),

@@ -37,8 +37,9 @@ from .._validation import check_annotations, check_dense_allowed, check_labels, 
     check_option, check_random_state, series_values
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
-from ..affinity.label_spreading import SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, \
-    choose_spread_neighbors, knn_graph, spread_labels
+from ..affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
+    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, knn_graph, \
+    nested_spreading_error, spread_labels
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -147,21 +148,33 @@ class Mbed(EmbeddingEstimator):
         docs/mbed.md), for two classes it already finds the paper's optimum.
     spread_neighbors : "auto" or int, default="auto"
         Neighbours per point of the graph the labels spread over for
-        ``anneal_start="labels"``. "auto" chooses among 3, 5, 7, 10 and 15 by
-        cross-validation on the labelled points (the folds of ``sigma="cv"``:
-        each fold's labels are hidden in turn, spread from the others, and
-        classified by their scores; ties go to more neighbours); with fewer
-        than 6 labelled points it is 10. Few neighbours follow classes that
-        are thin manifolds, many bridge gaps in sparse data (docs/mbed.md).
+        ``anneal_start="labels"`` and ``labels_from``. "auto" chooses among 3,
+        5, 7, 10 and 15 by cross-validation on the labelled points (the folds
+        of ``sigma="cv"``: each fold's labels are hidden in turn, spread from
+        the others, and classified by their scores; ties go to more
+        neighbours); with fewer than 6 labelled points it is 10. Few
+        neighbours follow classes that are thin manifolds, many bridge gaps in
+        sparse data (docs/mbed.md).
+    spread_alpha : "auto" or float, default="auto"
+        Weight of the neighbours against a point's own label in each step of
+        the spreading, in (0, 1): near 1 the labels travel far along the graph.
+        "auto" starts the annealing with 0.99 (Zhou et al.'s; the graph is
+        the one that spreads best at 0.99) and spreads the labels for
+        ``labels_from`` with 0.99 or 0.9, whichever missed fewer held-out
+        labels on that graph in the same cross-validation (ties to 0.99; 0.99
+        with fewer than 6 labelled points). A number is used for both.
     labels_from : {"auto", "map", "spreading"}, default="auto"
         Where ``labels_`` come from. "map": the map's memberships (argmax of
         ``membership_``). "spreading": the labels spread over the
         ``spread_neighbors`` graph (needs labelled points). "auto": "spreading"
         where cross-validation of the map and of the spreading, on the same
         folds, says the spread labels classify held-out labels better than the
-        map (:func:`spreading_classifies_better`; it runs when the labels start
-        the annealing and sigma and ``spread_neighbors`` are "auto"), else "map".
-        The map, its memberships and ``predict`` are Mbed's in every case.
+        map (:func:`spreading_classifies_better`; ``labels_cv_errors_``), else
+        "map". It runs with at least 6 labelled points when sigma,
+        ``spread_neighbors`` and ``spread_alpha`` are "auto" and, with K > 2,
+        the labels start the annealing; with two classes the map is then
+        validated at the paper's width. The map, its memberships and
+        ``predict`` are Mbed's in every case.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -238,7 +251,9 @@ class Mbed(EmbeddingEstimator):
     sigma_ : float
         The width used.
     sigma_candidates_ : ndarray or None
-        The widths ``sigma="cv"`` compared (None without cross-validation).
+        The widths ``sigma="cv"`` compared; the paper's width alone where it
+        was only validated, for ``labels_from`` (two classes); None without
+        cross-validation.
     sigma_cv_errors_ : ndarray or None
         Their cross-validation errors: the weighted fraction of labelled
         points misclassified while their labels were hidden, over the folds
@@ -249,10 +264,22 @@ class Mbed(EmbeddingEstimator):
     anneal_start_ : str
         "random" or "labels": how the annealing started.
     spread_neighbors_ : int or None
-        Neighbours per point of the spreading graph (None for a random start).
+        Neighbours per point of the spreading graph (None when nothing spread).
+    spread_alpha_ : float or None
+        The alpha of the spread labels (None when nothing spread).
     spread_cv_errors_ : ndarray or None
-        The cross-validation errors of the candidates 3, 5, 7, 10, 15 (of
-        those below n) when ``spread_neighbors="auto"`` chose among them.
+        The cross-validation errors of the candidates, shape (alphas,
+        neighbours): alpha 0.99 and 0.9 by 3, 5, 7, 10, 15 neighbours (those
+        below n), where "auto" chose among them: the number of neighbours in
+        the first row, alpha in its column.
+    labels_cv_errors_ : dict or None
+        What ``labels_from="auto"`` compared: the error rates on held-out
+        labels of the map (``"map"``) and of the spread labels
+        (``"spreading"``). The map's is that of the chosen width; the
+        spreading's the smallest of its candidates when the width was chosen
+        among several too, else that of the choice made inside each fold
+        (:func:`~nbembed.affinity.label_spreading.nested_spreading_error`), so
+        that both are measured alike. None where nothing was compared.
     directions_ : ndarray (n_classes, n_components)
         The class directions w_k.
     cost_ : float
@@ -288,7 +315,8 @@ class Mbed(EmbeddingEstimator):
 
     def __init__(self, n_classes=None, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
-                 spread_neighbors="auto", labels_from="auto", metric="euclidean",
+                 spread_neighbors="auto", spread_alpha="auto", labels_from="auto",
+                 metric="euclidean",
                  sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
                  repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
@@ -300,6 +328,7 @@ class Mbed(EmbeddingEstimator):
         self.label_weight = label_weight
         self.anneal_start = anneal_start
         self.spread_neighbors = spread_neighbors
+        self.spread_alpha = spread_alpha
         self.labels_from = labels_from
         self.metric = metric
         self.sigma = sigma
@@ -411,15 +440,22 @@ class Mbed(EmbeddingEstimator):
         self.n_classes_ = K
         directions = kernels.simplex_directions(K, d)
         self.anneal_start_ = self._resolve_anneal_start(K, weights)
-        self._resolve_spread_neighbors(n)
+        spreading_searched = "auto" in (self._resolve_spread_neighbors(n),
+                                        self._resolve_spread_alpha())
         labelled = np.flatnonzero(weights > 0)
         # one draw of folds for both choices, so that sigma's does not depend on the start's
         folds = (stratified_folds(soft[labelled].argmax(axis=1), SIGMA_CV_FOLDS, rng)
                  if labelled.size >= 2 * SIGMA_CV_FOLDS else None)
-        self.spread_neighbors_ = self.spread_cv_errors_ = None
+        # Two classes: the map at the paper's width is validated too, so that
+        # labels_from="auto" can compare it with the spread labels.
+        validate_map = (rule == "quantile" and self.sigma == "auto" and labels_from == "auto"
+                        and folds is not None and spreading_searched)
+        self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
+        self._spread_nested_error = None
         graph = None
-        if self.anneal_start_ == "labels":
-            graph = self._spread_graph(X, soft * weights[:, None], folds)
+        if self.anneal_start_ == "labels" or validate_map:
+            graph = self._spread_graph(X, soft * weights[:, None], folds,
+                                       nested_rng=rng if validate_map else None)
         latest = {}  # the neighbourhoods of the last width: the folds of a candidate share them
 
         def run_for(sigma, label_weights):
@@ -429,8 +465,9 @@ class Mbed(EmbeddingEstimator):
                 latest.update(sigma=sigma, neighbourhoods=self._neighbourhoods(distances, sigma))
             M, p_log_p = latest["neighbourhoods"]
             centres = None
-            if graph is not None:
-                centres = spread_labels(graph, soft * label_weights[:, None]) @ directions
+            if self.anneal_start_ == "labels":
+                centres = spread_labels(graph, soft * label_weights[:, None],
+                                        alpha=self._start_alpha) @ directions
             objective = MbedObjective(M, p_log_p, directions=directions, soft_labels=soft,
                                       label_weights=label_weights, repulsion=repulsion,
                                       **label_terms)
@@ -438,7 +475,9 @@ class Mbed(EmbeddingEstimator):
 
         self.sigma_candidates_ = self.sigma_cv_errors_ = self.sigma_cv_folds_ = None
         if rule == "cv":
-            self._cross_validate_sigma(run_for, soft, weights, folds)
+            self._cross_validate_sigma(run_for, soft, weights, folds, SIGMA_FACTORS)
+        elif validate_map:
+            self._cross_validate_sigma(run_for, soft, weights, folds, (1.0,))
         self._choose_labels_source(labels_from, X, graph, soft, weights, folds)
         return run_for(self.sigma_, weights)
 
@@ -453,6 +492,7 @@ class Mbed(EmbeddingEstimator):
         sigma) and the spreading (the chosen graph), on the same folds, says the
         spread labels classify better (:func:`spreading_classifies_better`)."""
         self.labels_source_ = "map"
+        self.labels_cv_errors_ = None
         self._spread_labels = None
         if labels_from == "map":
             return
@@ -461,16 +501,22 @@ class Mbed(EmbeddingEstimator):
                 return
             map_error = float(np.min(self.sigma_cv_errors_[
                 self.sigma_cv_folds_ == SIGMA_CV_FOLDS]))
-            spread_error = float(np.min(self.spread_cv_errors_))
+            # like with like: the best of several widths against the best of
+            # several spreadings, a single width against the spreading's choice
+            # made inside each fold
+            spread_error = (float(np.min(self.spread_cv_errors_))
+                            if len(self.sigma_candidates_) > 1 else self._spread_nested_error)
+            self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
             if not spreading_classifies_better(map_error, spread_error):
                 return
             logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map and "
                         "%.1f%% by spreading them; labels_ are the spread labels.",
                         100 * map_error, 100 * spread_error)
-        if graph is None:  # the annealing started elsewhere
+        if graph is None:  # nothing spread yet
             graph = self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
-        self._spread_labels = spread_labels(graph, soft * weights[:, None]).argmax(axis=1)
+        self._spread_labels = spread_labels(graph, soft * weights[:, None],
+                                            alpha=self.spread_alpha_).argmax(axis=1)
 
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_``, ``spread_neighbors`` at
@@ -500,8 +546,11 @@ class Mbed(EmbeddingEstimator):
             return "cv" if n_classes > 2 and n_labelled >= 2 * SIGMA_CV_FOLDS else "quantile"
         return rule
 
-    def _cross_validate_sigma(self, run_for, soft, weights, folds):
+    def _cross_validate_sigma(self, run_for, soft, weights, folds, factors):
         """Set ``sigma_`` to the candidate that best classifies held-out labelled points.
+
+        The candidates are ``sigma_`` times ``factors``; a single one is only
+        validated (its error is the map's, for ``labels_from``).
 
         A candidate runs with a fold's labels hidden through the first
         ``SIGMA_CV_STEPS`` annealing steps (where the margin criterion of a
@@ -513,7 +562,7 @@ class Mbed(EmbeddingEstimator):
         """
         labelled = np.flatnonzero(weights > 0)
         classes = soft.argmax(axis=1)
-        candidates = self.sigma_ * np.array(SIGMA_FACTORS)
+        candidates = self.sigma_ * np.array(factors)
         wrong = np.zeros(len(candidates))
         tested = np.zeros(len(candidates))
 
@@ -564,23 +613,49 @@ class Mbed(EmbeddingEstimator):
         return check_number(self.spread_neighbors, "spread_neighbors", low=1, high=n - 1,
                             integer=True)
 
-    def _spread_graph(self, X, targets, folds):
-        """The nearest-neighbour graph the labels spread over for the start.
+    def _resolve_spread_alpha(self):
+        """``spread_alpha`` checked: "auto" or a number in (0, 1)."""
+        if isinstance(self.spread_alpha, str):
+            if self.spread_alpha != "auto":
+                raise ValueError(f'spread_alpha must be "auto" or a number in (0, 1); got '
+                                 f'{self.spread_alpha!r}.')
+            return "auto"
+        return check_number(self.spread_alpha, "spread_alpha", low=0, high=1, low_open=True,
+                            high_open=True)
 
-        Its number of neighbours is ``spread_neighbors``, or with "auto" the
-        candidate that best spreads held-out labels (``folds``; without
-        folds, too few labels, ``SPREAD_NEIGHBORS``)."""
+    def _spread_graph(self, X, targets, folds, nested_rng=None):
+        """The nearest-neighbour graph the labels spread over; sets
+        ``spread_neighbors_`` and ``spread_alpha_``.
+
+        They are ``spread_neighbors`` and ``spread_alpha``, or where "auto"
+        the candidates that best spread held-out labels (``folds``; without
+        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA``).
+        With ``nested_rng`` the error of that choice made inside each fold is
+        kept too, for ``labels_from``."""
         n = X.shape[0]
         k = self._resolve_spread_neighbors(n)
-        choose = k == "auto" and folds is not None
-        if k == "auto":
-            k = min(n - 1, max(SPREAD_NEIGHBOR_CANDIDATES) if choose else SPREAD_NEIGHBORS)
-        _, idx = nearest_neighbors(X, k, metric=self.metric, neighbors=self.neighbors,
-                                   random_state=self.random_state)
+        alpha = self._resolve_spread_alpha()
+        choose = folds is not None and "auto" in (k, alpha)
+        neighbours = ((SPREAD_NEIGHBOR_CANDIDATES if choose else (SPREAD_NEIGHBORS,))
+                      if k == "auto" else (k,))
+        alphas = (SPREAD_ALPHA_CANDIDATES if choose else (SPREAD_ALPHA,)) if alpha == "auto" \
+            else (alpha,)
+        _, idx = nearest_neighbors(X, min(n - 1, max(neighbours)), metric=self.metric,
+                                   neighbors=self.neighbors, random_state=self.random_state)
         if choose:
-            k, _, self.spread_cv_errors_ = choose_spread_neighbors(idx, targets, folds)
-        self.spread_neighbors_ = k
-        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph.", k)
+            k, alpha, _, self.spread_cv_errors_ = choose_spreading(idx, targets, folds,
+                                                                   neighbours, alphas)
+            if nested_rng is not None:
+                self._spread_nested_error = nested_spreading_error(
+                    idx, targets, folds, nested_rng, neighbours, alphas)
+        else:
+            k, alpha = min(n - 1, neighbours[0]), alphas[0]
+        self.spread_neighbors_, self.spread_alpha_ = k, alpha
+        # A start from the chosen alpha made the map worse (docs/mbed.md): the
+        # start keeps Zhou et al.'s unless alpha is fixed.
+        self._start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else alpha
+        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph, alpha %g.",
+                    k, alpha)
         return knn_graph(idx[:, :k])
 
     def _resolve_repulsion(self, n, d):

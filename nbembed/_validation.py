@@ -62,6 +62,31 @@ def check_number(value, name, *, low=None, high=None, low_open=False, high_open=
     return value
 
 
+
+def check_auto_or_number(value, name, description, **bounds):
+    """Check a parameter that is the string "auto" or a number.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The parameter's name, used in the error messages.
+    description : str
+        What the number is, for the message when ``value`` is another string
+        ("a number in (0, 1)").
+    **bounds
+        Passed to :func:`check_number`.
+
+    Returns
+    -------
+    "auto" or number
+    """
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f'{name} must be "auto" or {description}; got {value!r}.')
+        return "auto"
+    return check_number(value, name, **bounds)
+
 def check_option(value, name, options):
     """Check that ``value`` is one of ``options`` and return it."""
     if isinstance(value, str) and value in options:

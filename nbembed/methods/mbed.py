@@ -33,8 +33,8 @@ from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
 from .._folds import stratified_folds
 from .._kernels import mbed as kernels
-from .._validation import check_annotations, check_dense_allowed, check_labels, check_number, \
-    check_option, check_random_state, series_values
+from .._validation import check_annotations, check_auto_or_number, check_dense_allowed, \
+    check_labels, check_number, check_option, check_random_state, series_values
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
@@ -605,23 +605,13 @@ class Mbed(EmbeddingEstimator):
 
     def _resolve_spread_neighbors(self, n):
         """``spread_neighbors`` checked: "auto" or a number of neighbours below n."""
-        if isinstance(self.spread_neighbors, str):
-            if self.spread_neighbors != "auto":
-                raise ValueError(f'spread_neighbors must be "auto" or a number of neighbours; '
-                                 f'got {self.spread_neighbors!r}.')
-            return "auto"
-        return check_number(self.spread_neighbors, "spread_neighbors", low=1, high=n - 1,
-                            integer=True)
+        return check_auto_or_number(self.spread_neighbors, "spread_neighbors",
+                                    "a number of neighbours", low=1, high=n - 1, integer=True)
 
     def _resolve_spread_alpha(self):
         """``spread_alpha`` checked: "auto" or a number in (0, 1)."""
-        if isinstance(self.spread_alpha, str):
-            if self.spread_alpha != "auto":
-                raise ValueError(f'spread_alpha must be "auto" or a number in (0, 1); got '
-                                 f'{self.spread_alpha!r}.')
-            return "auto"
-        return check_number(self.spread_alpha, "spread_alpha", low=0, high=1, low_open=True,
-                            high_open=True)
+        return check_auto_or_number(self.spread_alpha, "spread_alpha", "a number in (0, 1)",
+                                    low=0, high=1, low_open=True, high_open=True)
 
     def _spread_graph(self, X, targets, folds, nested_rng=None):
         """The nearest-neighbour graph the labels spread over; sets

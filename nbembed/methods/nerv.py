@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from .._distances import pairwise_distances
 from .._estimator import copy_with
-from .._validation import check_dense_allowed, check_number, check_option, \
+from .._validation import check_auto_or_number, check_dense_allowed, check_number, check_option, \
     check_repeated_rows
 from ..affinity import conditional_probabilities
 from ..affinity.learning_metric import LearningMetric
@@ -438,15 +438,10 @@ class SNeRV(_NeRVEstimator):
 
     def _check_euclidean_weight(self):
         """``euclidean_weight`` checked: "auto" or a number >= 0 (inf allowed)."""
-        if isinstance(self.euclidean_weight, str):
-            if self.euclidean_weight != "auto":
-                raise ValueError(f'euclidean_weight must be "auto" or a number >= 0; got '
-                                 f'{self.euclidean_weight!r}.')
-            return "auto"
         weight = self.euclidean_weight
         if isinstance(weight, numbers.Real) and math.isinf(weight) and weight > 0:
             return math.inf
-        return check_number(weight, "euclidean_weight", low=0)
+        return check_auto_or_number(weight, "euclidean_weight", "a number >= 0", low=0)
 
     def _store_fitted(self, run):
         super()._store_fitted(run)

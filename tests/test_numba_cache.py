@@ -104,6 +104,33 @@ def test_a_changed_kernel_is_never_loaded_stale(site, tmp_path):
     assert report["value"] == 4.0 and report["misses"] == 1
 
 
+UPGRADED_WHILE_RUNNING = """
+import json, pathlib
+import numpy as np
+import nbembed
+from nbembed._kernels.reduction import ordered_sum
+# The files change on disk (an upgrade) after this process imported them and
+# before it compiles: the code it compiles is the imported one.
+source = pathlib.Path(nbembed.__file__).parent / "_kernels" / "reduction.py"
+source.write_text(source.read_text().replace("total = 0.0", "total = 1.0"))
+print(json.dumps({"value": ordered_sum(np.ones(3))}))
+"""
+
+
+def test_code_compiled_from_sources_changed_since_import_is_never_loaded(site, tmp_path):
+    cache = str(tmp_path / "cache")
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith("NUMBA_CACHE") and k != "XDG_CACHE_HOME"}
+    environment.update(PYTHONPATH=str(site), NBEMBED_PREBUILT_KERNELS="0", XDG_CACHE_HOME=cache)
+    done = subprocess.run([sys.executable, "-c", UPGRADED_WHILE_RUNNING], env=environment,
+                          cwd=site, check=True, capture_output=True, text=True, timeout=300)
+    assert json.loads(done.stdout.strip().splitlines()[-1])["value"] == 3.0
+    # A new process runs the changed files: it must not load the old code saved
+    # by the first one.
+    report = _probe(site, XDG_CACHE_HOME=cache)
+    assert report["value"] == 4.0 and report["misses"] == 1
+
+
 def test_the_users_numba_cache_dir_wins(site, tmp_path):
     mine = tmp_path / "mine"
     report = _probe(site, XDG_CACHE_HOME=str(tmp_path / "cache"), NUMBA_CACHE_DIR=str(mine))

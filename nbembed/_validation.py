@@ -62,7 +62,6 @@ def check_number(value, name, *, low=None, high=None, low_open=False, high_open=
     return value
 
 
-
 def check_auto_or_number(value, name, description, **bounds):
     """Check a parameter that is the string "auto" or a number.
 
@@ -86,6 +85,7 @@ def check_auto_or_number(value, name, description, **bounds):
             raise ValueError(f'{name} must be "auto" or {description}; got {value!r}.')
         return "auto"
     return check_number(value, name, **bounds)
+
 
 def check_option(value, name, options):
     """Check that ``value`` is one of ``options`` and return it."""

@@ -316,9 +316,8 @@ class Mbed(EmbeddingEstimator):
     def __init__(self, n_classes=None, n_components=None, *, n_anneal=20, max_iter=500,
                  n_iter_init=10, class_prior=None, label_weight=1.0, anneal_start="auto",
                  spread_neighbors="auto", spread_alpha="auto", labels_from="auto",
-                 metric="euclidean",
-                 sigma="auto", affinity="auto", n_neighbors=None, neighbors="auto",
-                 repulsion="auto", random_state=None, verbose=False):
+                 metric="euclidean", sigma="auto", affinity="auto", n_neighbors=None,
+                 neighbors="auto", repulsion="auto", random_state=None, verbose=False):
         self.n_classes = n_classes
         self.n_components = n_components
         self.n_anneal = n_anneal

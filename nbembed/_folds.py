@@ -1,5 +1,6 @@
 """Folds of the labelled points for choices made by cross-validation on them
-(Mbed's input width and spreading graph, HSSNE's must-link weight)."""
+(Mbed's input width and spreading graph, HSSNE's must-link weight), and the
+weights that count their errors."""
 
 from __future__ import annotations
 
@@ -26,3 +27,40 @@ def stratified_folds(classes, n_folds, rng):
         members = rng.permutation(np.flatnonzero(classes == k))
         folds[members] = (np.arange(members.size) + rng.randint(n_folds)) % n_folds
     return folds
+
+
+def class_balanced_weights(weights, classes):
+    """Weights giving every class's labelled points the same total.
+
+    An error rate on held-out labels counted with them is the mean of the
+    classes' error rates, so a class with few labels is not outvoted by one
+    with many (with equally many labels per class it is the plain rate).
+
+    Parameters
+    ----------
+    weights : ndarray (n,)
+        The labels' confidences; zero for unlabelled points.
+    classes : ndarray of int (n,)
+        The class of each point (any value where unlabelled).
+
+    Returns
+    -------
+    ndarray (n,)
+        ``weights`` divided by their class's total; zero for unlabelled points.
+    """
+    balanced = np.zeros(len(weights))
+    labelled = weights > 0
+    for k in np.unique(classes[labelled]):
+        members = labelled & (classes == k)
+        balanced[members] = weights[members] / weights[members].sum()
+    return balanced
+
+
+def error_rate(missed, total):
+    """``missed / total``, rounded to 12 decimals.
+
+    Sums of class-balanced weights (:func:`class_balanced_weights`) can
+    differ in their last bits with the order of their terms; candidates that
+    missed the same labels must tie, so that the tie-breaks decide.
+    """
+    return np.round(np.asarray(missed, dtype=float) / total, 12)

@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import pairwise_distances
 
 from conftest import load_shared
-from nbembed._folds import stratified_folds
+from nbembed._folds import class_balanced_weights, stratified_folds
 from nbembed.affinity.fixed_width import default_sigma
 from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed
 from test_mbed import blobs, small
@@ -28,6 +28,19 @@ def test_stratified_folds_deal_each_class_evenly():
         counts = np.bincount(folds[classes == k], minlength=3)
         assert counts.max() - counts.min() <= 1
     assert np.bincount(folds).max() - np.bincount(folds).min() <= 2
+
+
+def test_class_balanced_weights_give_every_class_the_same_total():
+    weights = np.array([1.0, 0.5, 0.5, 0.0, 2.0, 1.0, 0.0])
+    classes = np.array([0, 0, 0, 1, 1, 2, 2])
+    balanced = class_balanced_weights(weights, classes)
+    np.testing.assert_allclose(balanced, [0.5, 0.25, 0.25, 0.0, 1.0, 1.0, 0.0])
+    # an error rate counted with them is the mean of the classes' rates
+    missed = np.array([1, 0, 0, 0, 1, 0, 0], dtype=bool)
+    assert balanced @ missed / balanced.sum() == pytest.approx(np.mean([0.5, 1.0, 0.0]))
+    # equally many labels of equal weight per class: the plain rate
+    same = class_balanced_weights(np.ones(6), np.repeat([0, 1, 2], 2))
+    np.testing.assert_allclose(same * 2, 1.0)
 
 
 @pytest.mark.parametrize("K, labels, expected", [

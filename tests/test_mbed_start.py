@@ -5,34 +5,37 @@ import numpy as np
 import pytest
 
 from nbembed._folds import stratified_folds
-from nbembed.affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
-    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, knn_graph, \
-    nested_spreading_error, spread_labels
+from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, SPREAD_ALPHA, \
+    SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, \
+    knn_graph, nested_spreading_error, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
 from nbembed.methods.mbed import Mbed, spreading_classifies_better
 from test_mbed import blobs, small
 
 
-def reference_spreading(W, T, alpha, n_steps):
-    """The closed form of n_steps spreading steps from F = T, dense, then the two
+def reference_spreading(W, T, alpha, n_steps, class_mass=True):
+    """The closed form of n_steps spreading steps from F = T, dense, then the
     normalizations."""
     d = W.sum(axis=1)
     S = W / np.sqrt(np.outer(d, d))
     F = np.linalg.matrix_power(alpha * S, n_steps) @ T
     for t in range(n_steps):
         F += (1 - alpha) * np.linalg.matrix_power(alpha * S, t) @ T
-    F /= F.sum(axis=0)
+    if class_mass:
+        F /= F.sum(axis=0)
     return F / F.sum(axis=1, keepdims=True)
 
 
-def test_label_spreading_matches_its_closed_form(rng):
+@pytest.mark.parametrize("class_mass", [True, False])
+def test_label_spreading_matches_its_closed_form(rng, class_mass):
     X = rng.normal(size=(30, 4))
     _, idx = nearest_neighbors(X, 5)
     graph = knn_graph(idx)
     T = np.zeros((30, 3))
     T[[0, 1, 2, 3], [0, 1, 2, 2]] = [1.0, 1.0, 0.5, 1.0]
-    np.testing.assert_allclose(spread_labels(graph, T, alpha=0.9, n_steps=20),
-                               reference_spreading(graph.toarray(), T, 0.9, 20), rtol=1e-10)
+    np.testing.assert_allclose(
+        spread_labels(graph, T, alpha=0.9, n_steps=20, class_mass=class_mass),
+        reference_spreading(graph.toarray(), T, 0.9, 20, class_mass), rtol=1e-10)
 
 
 def test_label_spreading_fills_each_labelled_cluster(rng):
@@ -94,7 +97,7 @@ def rings(rng, n_rings=4):
     return np.vstack(X), np.concatenate(y)
 
 
-def dense_spreading(W, T, alpha, n_steps):
+def dense_spreading(W, T, alpha, n_steps, class_mass=True):
     """The spreading steps on dense matrices (the closed form above is checked against
     spread_labels on a small graph; here it would cost minutes)."""
     d = W.sum(axis=1)
@@ -102,36 +105,64 @@ def dense_spreading(W, T, alpha, n_steps):
     F = T.copy()
     for _ in range(n_steps):
         F = alpha * S @ F + (1 - alpha) * T
-    F /= F.sum(axis=0)
+    if class_mass:
+        F /= F.sum(axis=0)
     return F / F.sum(axis=1, keepdims=True)
 
 
-def reference_held_out_error(X, targets, folds, k, alpha):
+def reference_held_out_error(X, targets, folds, k, alpha, class_mass):
     """One candidate's held-out error, from a fresh graph and dense spreading."""
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
     _, idx = nearest_neighbors(X, k)
     W = knn_graph(idx).toarray()
-    wrong = 0.0
+    missed = np.zeros(targets.shape[0], dtype=bool)
     for fold in np.unique(folds):
         hidden = labelled[folds == fold]
         kept = targets.copy()
         kept[hidden] = 0.0
-        F = dense_spreading(W, kept, alpha, 200)
-        wrong += np.sum(F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1))
-    return wrong / labelled.size
+        F = dense_spreading(W, kept, alpha, 200, class_mass)
+        missed[hidden] = F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1)
+    return mean_class_error(missed[labelled], targets[labelled].argmax(axis=1))
+
+
+def mean_class_error(missed, classes):
+    """The mean over classes of the fraction of their labelled points missed."""
+    return np.mean([missed[classes == k].mean() for k in np.unique(classes)])
 
 
 def reference_spread_choice(X, targets, folds, candidates, alphas):
-    """Each candidate's held-out error, (alphas, candidates)."""
-    return np.array([[reference_held_out_error(X, targets, folds, k, alpha)
-                      for k in candidates] for alpha in alphas])
+    """Every candidate's held-out error, (class mass normalization or not,
+    alphas, candidates)."""
+    return np.array([[[reference_held_out_error(X, targets, folds, k, alpha, class_mass)
+                       for k in candidates] for alpha in alphas]
+                     for class_mass in CLASS_MASS_CANDIDATES])
+
+
+def reference_choice(errors, candidates, alphas):
+    """The two-step choice, written out: k at the first alpha with the
+    normalization (ties to more neighbours), then the alpha and normalization
+    on that graph (ties to no normalization, then the earlier alpha)."""
+    c = min(range(len(candidates)), key=lambda c: (errors[0, 0, c], -candidates[c]))
+    m, a = min(((m, a) for m in range(2) for a in range(len(alphas))),
+               key=lambda ma: (errors[ma[0], ma[1], c], CLASS_MASS_CANDIDATES[ma[0]], ma[1]))
+    return candidates[c], alphas[a], CLASS_MASS_CANDIDATES[m]
+
+
+def assert_table_matches(errors, reference, k, compared):
+    """The measured entries equal the reference; the other alphas are measured on
+    the chosen graph only."""
+    c = list(compared).index(k)
+    measured = np.zeros(errors.shape, dtype=bool)
+    measured[:, 0, :] = measured[:, :, c] = True
+    np.testing.assert_array_equal(np.isnan(errors), ~measured)
+    np.testing.assert_allclose(errors[measured], reference[measured], atol=1e-12)
 
 
 def reference_nested_error(X, targets, folds, rng, candidates, alphas):
     """The held-out error of the choice made inside each fold, by brute force."""
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
     classes = targets[labelled].argmax(axis=1)
-    wrong = 0
+    missed = np.zeros(targets.shape[0], dtype=bool)
     for fold in np.unique(folds):
         inside = folds != fold
         hidden = labelled[~inside]
@@ -139,13 +170,11 @@ def reference_nested_error(X, targets, folds, rng, candidates, alphas):
         kept[hidden] = 0.0
         inner = stratified_folds(classes[inside], np.unique(folds).size, rng)
         errors = reference_spread_choice(X, kept, inner, candidates, alphas)
-        c = min(range(len(candidates)), key=lambda c: (errors[0, c], -candidates[c]))
-        a = min(range(len(alphas)), key=lambda a: (errors[a, c], a))
-        k, alpha = candidates[c], alphas[a]
+        k, alpha, class_mass = reference_choice(errors, candidates, alphas)
         _, idx = nearest_neighbors(X, k)
-        F = dense_spreading(knn_graph(idx).toarray(), kept, alpha, 200)
-        wrong += np.sum(F[hidden].argmax(axis=1) != classes[~inside])
-    return wrong / labelled.size
+        F = dense_spreading(knn_graph(idx).toarray(), kept, alpha, 200, class_mass)
+        missed[hidden] = F[hidden].argmax(axis=1) != classes[~inside]
+    return mean_class_error(missed[labelled], classes)
 
 
 def test_spreading_neighbours_chosen_on_held_out_labels(rng):
@@ -155,25 +184,28 @@ def test_spreading_neighbours_chosen_on_held_out_labels(rng):
     targets[labelled, y[labelled]] = 1.0
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(1))
     _, idx = nearest_neighbors(X, 15)
-    k, alpha, compared, errors = choose_spreading(idx, targets, folds)
+    choice = choose_spreading(idx, targets, folds)
+    k, alpha, compared, errors = choice.k, choice.alpha, choice.neighbors, choice.errors
     np.testing.assert_array_equal(compared, SPREAD_NEIGHBOR_CANDIDATES)
-    assert errors.shape == (len(SPREAD_ALPHA_CANDIDATES), len(compared))
-    np.testing.assert_allclose(
+    assert errors.shape == (2, len(SPREAD_ALPHA_CANDIDATES), len(compared))
+    assert_table_matches(
         errors, reference_spread_choice(X, targets, folds, compared, SPREAD_ALPHA_CANDIDATES),
-        atol=1e-12)
+        k, compared)
     # three and five neighbours follow the rings (ties go to more), ten jump across;
-    # ties go to the first alpha
-    assert k == 5 and alpha == SPREAD_ALPHA_CANDIDATES[0]
-    assert np.all(errors[0, :2] == 0) and errors[0, -2] > 0.1
+    # ties go to no class mass normalization, then to the first alpha
+    assert k == 5 and alpha == SPREAD_ALPHA_CANDIDATES[0] and not choice.class_mass
+    assert np.all(errors[0, 0, :2] == 0) and errors[0, 0, -2] > 0.1
+    assert choice.error == 0.0
     # the spread scores of the chosen graph classify every ring
-    scores = spread_labels(knn_graph(idx[:, :k]), targets, alpha=alpha)
+    scores = spread_labels(knn_graph(idx[:, :k]), targets, alpha=alpha, class_mass=False)
     assert np.mean(scores.argmax(axis=1) != y) < 0.02
     # ties go to the larger number; candidates beyond the neighbours found are left out
     X, y = blobs(rng, n_per=30, K=3, gap=30.0)
     _, idx = nearest_neighbors(X, 7)
-    k, alpha, compared, errors = choose_spreading(idx, np.eye(3)[y], np.arange(len(y)) % 3)
-    np.testing.assert_array_equal(compared, [3, 5, 7])
-    assert np.all(errors == 0) and k == 7 and alpha == SPREAD_ALPHA_CANDIDATES[0]
+    choice = choose_spreading(idx, np.eye(3)[y], np.arange(len(y)) % 3)
+    np.testing.assert_array_equal(choice.neighbors, [3, 5, 7])
+    assert np.nanmax(choice.errors) == 0 and choice.k == 7
+    assert choice.alpha == SPREAD_ALPHA_CANDIDATES[0] and not choice.class_mass
 
 
 def test_the_spreading_chooses_the_graph_at_the_first_alpha_then_alpha(rng):
@@ -188,13 +220,40 @@ def test_the_spreading_chooses_the_graph_at_the_first_alpha_then_alpha(rng):
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(2))
     _, idx = nearest_neighbors(X, 15)
     alphas = (0.99, 0.9, 0.5)
-    k, alpha, compared, errors = choose_spreading(idx, targets, folds, alphas=alphas)
-    np.testing.assert_allclose(
-        errors, reference_spread_choice(X, targets, folds, compared, alphas), atol=1e-12)
-    c = list(compared).index(k)
-    assert errors[0, c] == errors[0].min() and not np.any(errors[0, c + 1:] == errors[0].min())
-    a = alphas.index(alpha)
-    assert errors[a, c] == errors[:, c].min() and not np.any(errors[:a, c] == errors[a, c])
+    choice = choose_spreading(idx, targets, folds, alphas=alphas)
+    reference = reference_spread_choice(X, targets, folds, choice.neighbors, alphas)
+    assert_table_matches(choice.errors, reference, choice.k, choice.neighbors)
+    assert (choice.k, choice.alpha, choice.class_mass) == reference_choice(
+        reference, list(choice.neighbors), alphas)
+    m = CLASS_MASS_CANDIDATES.index(choice.class_mass)
+    assert choice.error == choice.errors[m, alphas.index(choice.alpha),
+                                         list(choice.neighbors).index(choice.k)]
+
+
+def test_class_masses_are_normalized_where_a_class_has_few_labels():
+    # Two overlapping classes of 150 points, one with 30 labels and one with 6:
+    # spread as they are, the many labels swallow the other class; normalized,
+    # each class keeps its share. The held-out error counts every class alike,
+    # so the 6 labels' misses show and the normalization is chosen.
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (150, 2)), rng.normal([2.5, 0], 1, (150, 2))])
+    y = np.repeat([0, 1], 150)
+    labelled = np.concatenate([rng.choice(150, 30, replace=False),
+                               150 + rng.choice(150, 6, replace=False)])
+    targets = np.zeros((300, 2))
+    targets[labelled, y[labelled]] = 1.0
+    folds = stratified_folds(y[labelled], 3, np.random.RandomState(0))
+    _, idx = nearest_neighbors(X, 15)
+    choice = choose_spreading(idx, targets, folds)
+    assert choice.class_mass
+    graph = knn_graph(idx[:, :choice.k])
+    unlabelled = np.setdiff1d(np.arange(300), labelled)
+
+    def error(class_mass):
+        F = spread_labels(graph, targets, alpha=choice.alpha, class_mass=class_mass)
+        return np.mean(F[unlabelled].argmax(axis=1) != y[unlabelled])
+
+    assert error(True) < 0.15 and error(False) > 0.4
 
 
 def test_nested_spreading_error_makes_the_choice_inside_each_fold(rng):
@@ -210,8 +269,7 @@ def test_nested_spreading_error_makes_the_choice_inside_each_fold(rng):
     assert nested == pytest.approx(reference, abs=1e-12)
     # the smallest error of the plain choice never promises more than the nested one
     # can keep on the same folds, and here promises less
-    _, _, _, errors = choose_spreading(idx, targets, folds)
-    assert errors.min() <= nested
+    assert choose_spreading(idx, targets, folds).error <= nested
 
 
 def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
@@ -222,7 +280,7 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     run = model.prepare(X, partial)
     assert model.anneal_start_ == "labels" and model.spread_neighbors_ == 5
     assert model.spread_alpha_ == SPREAD_ALPHA_CANDIDATES[0]
-    assert model.spread_cv_errors_.shape == (len(SPREAD_ALPHA_CANDIDATES),
+    assert model.spread_cv_errors_.shape == (2, len(SPREAD_ALPHA_CANDIDATES),
                                              len(SPREAD_NEIGHBOR_CANDIDATES))
     assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) < 0.02
     # a graph of ten neighbours and alpha fixed: no choice is made, and the start
@@ -234,12 +292,12 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     # the number fixed, alpha "auto": alpha alone is chosen
     only_alpha = small(4, n_iter_init=0, spread_neighbors=10)
     only_alpha.prepare(X, partial)
-    assert only_alpha.spread_cv_errors_.shape == (len(SPREAD_ALPHA_CANDIDATES), 1)
+    assert only_alpha.spread_cv_errors_.shape == (2, len(SPREAD_ALPHA_CANDIDATES), 1)
     # too few labels to validate on: ten neighbours and Zhou's alpha; no labels, no graph
     firsts = np.searchsorted(y, np.arange(4))
     few = small(4, max_iter=40).fit(X, np.where(np.isin(np.arange(len(y)), firsts), y, -1))
     assert few.spread_neighbors_ == SPREAD_NEIGHBORS and few.spread_cv_errors_ is None
-    assert few.spread_alpha_ == SPREAD_ALPHA
+    assert few.spread_alpha_ == SPREAD_ALPHA and few.spread_class_mass_
     assert small(4, max_iter=40).fit(X).spread_neighbors_ is None
 
 
@@ -257,7 +315,7 @@ def test_two_classes_compare_the_map_at_the_papers_width_with_the_spreading(rng)
     assert errors["map"] == model.sigma_cv_errors_[0]
     # the spreading's error is that of its choice made inside each fold: never
     # below the smallest of its table on the same folds
-    assert np.min(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
+    assert np.nanmin(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
     assert model.labels_source_ == "spreading"
     assert np.mean(model.labels_[partial < 0] != y[partial < 0]) < 0.02
     # the same map either way: the choice touches labels_ only
@@ -285,11 +343,12 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     model = small(4).fit(X, partial)
     assert model.labels_source_ == "spreading"
     full = np.min(model.sigma_cv_errors_[model.sigma_cv_folds_ == 3])
-    assert full > 0.4 and np.min(model.spread_cv_errors_) == 0.0
+    assert full > 0.4 and np.nanmin(model.spread_cv_errors_) == 0.0
     targets = np.zeros((len(y), 4))
     targets[~unlabelled, partial[~unlabelled]] = 1.0
     _, idx = nearest_neighbors(X, model.spread_neighbors_)
-    spread = spread_labels(knn_graph(idx), targets, alpha=model.spread_alpha_).argmax(axis=1)
+    spread = spread_labels(knn_graph(idx), targets, alpha=model.spread_alpha_,
+                           class_mass=model.spread_class_mass_).argmax(axis=1)
     np.testing.assert_array_equal(model.labels_, spread)
     assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.02
     # the map and its memberships stay Mbed's, and miss most rings
@@ -328,8 +387,8 @@ def test_labels_from_spreading_or_map_when_asked(rng):
     targets[partial >= 0, partial[partial >= 0]] = 1.0
     _, idx = nearest_neighbors(X, asked.spread_neighbors_)
     np.testing.assert_array_equal(
-        asked.labels_, spread_labels(knn_graph(idx), targets,
-                                     alpha=asked.spread_alpha_).argmax(axis=1))
+        asked.labels_, spread_labels(knn_graph(idx), targets, alpha=asked.spread_alpha_,
+                                     class_mass=asked.spread_class_mass_).argmax(axis=1))
     X_rings, y_rings = rings(rng)
     rings_partial = np.where(np.arange(len(y_rings)) % 8 == 0, y_rings, -1)
     kept = small(4, labels_from="map").fit(X_rings, rings_partial)

@@ -6,10 +6,13 @@ along the normalized graph S = D^-1/2 W D^-1/2,
     F <- alpha S F + (1 - alpha) T,
 
 for a fixed number of steps from F = T (T: the label distributions, zero
-rows for unlabelled points). Each class's scores are then divided by their
-total (class mass normalization), so a class with many labels or in a dense
-part of the graph does not swallow its neighbours. Mbed starts its annealing
-from these scores (:func:`nbembed.methods.mbed.Mbed`, ``anneal_start``).
+rows for unlabelled points). Each class's scores may then be divided by
+their total (class mass normalization, Zhu et al., 2003), so that a class
+with many labels or in a dense part of the graph does not swallow its
+neighbours; it also gives every class the labels' share of the points, which
+misleads where the classes' sizes differ more than their labels' counts. Mbed
+starts its annealing from the normalized scores
+(:func:`nbembed.methods.mbed.Mbed`, ``anneal_start``).
 
 How many neighbours the graph links matters more than anything else here: on
 classes that are thin manifolds (an object seen from many angles) three
@@ -17,16 +20,19 @@ neighbours follow each manifold where ten jump between them. How far the
 labels diffuse (alpha) matters next: Zhou et al.'s 0.99 lets them travel far,
 which suits classes that are long connected manifolds, 0.9 keeps each label
 closer to home, which suits classes that overlap. :func:`choose_spreading`
-picks both from the labels alone, by cross-validation on the labelled points;
-:func:`nested_spreading_error` estimates the error of that choice itself.
+picks both, and whether to normalize the class masses, from the labels alone,
+by cross-validation on the labelled points; :func:`nested_spreading_error`
+estimates the error of that choice itself.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
-from .._folds import stratified_folds
+from .._folds import class_balanced_weights, error_rate, stratified_folds
 from .knn_graphs import symmetric_union
 
 #: Neighbours per point of the graph the labels spread over, where too few
@@ -40,6 +46,9 @@ SPREAD_ALPHA = 0.99
 #: The weights :func:`choose_spreading` compares; the first (Zhou et al.'s)
 #: chooses the graph and wins ties.
 SPREAD_ALPHA_CANDIDATES = (0.99, 0.9)
+#: The class mass normalizations :func:`choose_spreading` compares, in the
+#: order of its table's first axis.
+CLASS_MASS_CANDIDATES = (True, False)
 #: Diffusion steps; alpha^steps (0.13 at 0.99) is what is left of the initial labels' echo.
 SPREAD_STEPS = 200
 
@@ -61,7 +70,8 @@ def knn_graph(indices):
     return symmetric_union(rows, indices.ravel(), np.ones(n * k), n)
 
 
-def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
+def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS,
+                  class_mass=True):
     """Class probabilities of every point after label spreading on ``graph``.
 
     Parameters
@@ -73,12 +83,19 @@ def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
     alpha : float
         In (0, 1).
     n_steps : int
+    class_mass : bool
+        Divide each class's scores by their total before normalizing the rows.
 
     Returns
     -------
     ndarray (n, K)
         Rows summing to one; uniform for a point no label reaches.
     """
+    return class_probabilities(spread_scores(graph, targets, alpha, n_steps), class_mass)
+
+
+def spread_scores(graph, targets, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
+    """The class scores after ``n_steps`` spreading steps from ``targets``, unnormalized."""
     degree = np.asarray(graph.sum(axis=1)).ravel()
     scale = np.zeros_like(degree)
     np.divide(1.0, np.sqrt(degree), out=scale, where=degree > 0)
@@ -86,33 +103,67 @@ def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
     F = targets.astype(np.float64, copy=True)
     for _ in range(n_steps):
         F = alpha * (S @ F) + (1.0 - alpha) * targets
-    mass = F.sum(axis=0)
-    F = np.divide(F, mass, out=np.zeros_like(F), where=mass > 0)
-    total = F.sum(axis=1, keepdims=True)
-    K = F.shape[1]
-    return np.divide(F, total, out=np.full_like(F, 1.0 / K), where=total > 0)
+    return F
 
 
-def _held_out_misses(graph, alpha, targets, hidden):
-    """Weighted misses of the ``hidden`` labelled rows when the other labels spread."""
+def class_probabilities(scores, class_mass):
+    """Rows of ``scores`` normalized to probabilities, after dividing each class
+    by its total where ``class_mass``; uniform rows where a row is all zero."""
+    if class_mass:
+        mass = scores.sum(axis=0)
+        scores = np.divide(scores, mass, out=np.zeros_like(scores), where=mass > 0)
+    total = scores.sum(axis=1, keepdims=True)
+    K = scores.shape[1]
+    return np.divide(scores, total, out=np.full_like(scores, 1.0 / K), where=total > 0)
+
+
+def _held_out_misses(graph, alpha, targets, hidden, scoring):
+    """The ``scoring`` weight of the ``hidden`` labelled rows missed when the
+    other labels spread, with and without class mass normalization (one
+    spreading)."""
     kept = targets.copy()
     kept[hidden] = 0.0
-    scores = spread_labels(graph, kept, alpha=alpha)[hidden]
-    wrong = scores.argmax(axis=1) != targets[hidden].argmax(axis=1)
-    return targets[hidden].sum(axis=1) @ wrong
+    scores = spread_scores(graph, kept, alpha)
+    truth = targets[hidden].argmax(axis=1)
+    return np.array([scoring[hidden]
+                     @ (class_probabilities(scores, mass)[hidden].argmax(axis=1) != truth)
+                     for mass in CLASS_MASS_CANDIDATES])
+
+
+def _scoring_weights(targets):
+    """Each labelled row's weight in a held-out error: its confidence, every
+    class's total made equal (:func:`~nbembed._folds.class_balanced_weights`)."""
+    return class_balanced_weights(targets.sum(axis=1), targets.argmax(axis=1))
+
+
+class SpreadingChoice(NamedTuple):
+    """What :func:`choose_spreading` chose and the table it chose from."""
+
+    k: int
+    alpha: float
+    class_mass: bool
+    #: The held-out error rate of the chosen setting.
+    error: float
+    neighbors: np.ndarray
+    errors: np.ndarray
 
 
 def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
                      alphas=SPREAD_ALPHA_CANDIDATES):
-    """The graph and the alpha that best spread held-out labels.
+    """The graph, alpha and class mass normalization that best spread held-out labels.
 
-    For every candidate (k, alpha) the graph of the k nearest neighbours
-    spreads the labels of all folds but one; the labelled points of that fold
-    are then classified by their spread scores (argmax), and the errors of
-    all folds add up, weighted by the labels' confidences. The choice is made
-    in two steps: k is the candidate with the smallest error at the first
-    alpha (ties to the larger k, a better connected graph), then alpha the
-    one with the smallest error on that graph (ties to the earlier).
+    For a candidate setting the labels of all folds but one spread; the
+    labelled points of that fold are then classified by their spread scores
+    (argmax), and the errors of all folds add up, weighted by the labels'
+    confidences with every class's total made equal (a class with few labels
+    counts as much as one with many: the normalization is what keeps it from
+    being swallowed). The choice is made in two steps. First the graph: the k
+    with the smallest error at the first alpha with class mass normalization
+    (the spreading Mbed's annealing starts from; ties to the larger k, a
+    better connected graph). Then, on that graph, the alpha and the
+    normalization with the smallest error; ties go to the scores without the
+    normalization (Zhou et al.'s spreading; the normalization is taken only
+    where held-out labels say it helps), then to the earlier alpha.
 
     Parameters
     ----------
@@ -129,39 +180,48 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
 
     Returns
     -------
-    k : int
-    alpha : float
-    neighbors : ndarray of int
-        The numbers of neighbours compared.
-    errors : ndarray (len(alphas), len(neighbors))
-        The weighted error rates on the held-out labelled points.
+    SpreadingChoice
+        ``k``, ``alpha``, ``class_mass`` (bool), ``error`` (the chosen
+        setting's), ``neighbors`` (the numbers of neighbours compared) and
+        ``errors``, the weighted error rates on the held-out labelled points,
+        shape (2, len(alphas), len(neighbors)): with class mass normalization,
+        then without. Alphas after the first are measured on the chosen graph
+        only (NaN elsewhere).
     """
-    weights = targets.sum(axis=1)
-    labelled = np.flatnonzero(weights > 0)
+    scoring = _scoring_weights(targets)
+    labelled = np.flatnonzero(scoring > 0)
     compared = np.array([k for k in neighbors if k <= indices.shape[1]] or [indices.shape[1]])
     hidden_rows = [labelled[folds == fold] for fold in np.unique(folds)]
-    errors = np.zeros((len(alphas), len(compared)))
-    for c, k in enumerate(compared):
-        graph = knn_graph(indices[:, :k])
-        for a, alpha in enumerate(alphas):
-            errors[a, c] = sum(_held_out_misses(graph, alpha, targets, hidden)
-                               for hidden in hidden_rows)
-    errors /= weights[labelled].sum()
-    c = len(compared) - 1 - int(np.argmin(errors[0, ::-1]))
-    a = int(np.argmin(errors[:, c]))
-    return int(compared[c]), float(alphas[a]), compared, errors
+    errors = np.full((len(CLASS_MASS_CANDIDATES), len(alphas), len(compared)), np.nan)
+
+    def measure(a, c, graph):
+        errors[:, a, c] = error_rate(
+            sum(_held_out_misses(graph, alphas[a], targets, hidden, scoring)
+                for hidden in hidden_rows), scoring[labelled].sum())
+
+    graphs = [knn_graph(indices[:, :k]) for k in compared]
+    for c, graph in enumerate(graphs):
+        measure(0, c, graph)
+    c = len(compared) - 1 - int(np.argmin(errors[0, 0, ::-1]))
+    for a in range(1, len(alphas)):
+        measure(a, c, graphs[c])
+    plain_first = errors[::-1, :, c]  # rows: without the normalization, then with it
+    m, a = np.unravel_index(np.argmin(plain_first), plain_first.shape)
+    return SpreadingChoice(int(compared[c]), float(alphas[a]),
+                           bool(CLASS_MASS_CANDIDATES[::-1][m]), float(plain_first[m, a]),
+                           compared, errors)
 
 
 def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
                            alphas=SPREAD_ALPHA_CANDIDATES):
-    """The error rate on held-out labels of spreading with a chosen (k, alpha).
+    """The error rate on held-out labels of spreading with a chosen setting.
 
-    The smallest error of :func:`choose_spreading` is the best of many
-    candidates measured on the same held-out points, so it promises less
-    error than the chosen spreading will make. Here the choice is made
+    The error :func:`choose_spreading` measured for its choice is the best
+    of many candidates measured on the same held-out points, so it promises
+    less error than the chosen spreading will make. Here the choice is made
     inside each fold: the labels of the other folds are dealt into folds of
-    their own (stratified by class), :func:`choose_spreading` picks (k, alpha)
-    on them alone, they spread, and the fold's labelled points are
+    their own (stratified by class), :func:`choose_spreading` picks the
+    setting on them alone, they spread, and the fold's labelled points are
     classified. This estimates the error of the whole procedure, comparable
     with that of a single candidate's.
 
@@ -175,10 +235,11 @@ def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHB
     Returns
     -------
     float
-        The weighted error rate over all labelled points.
+        The weighted error rate over all labelled points (every class's
+        labels weighing the same in all).
     """
-    weights = targets.sum(axis=1)
-    labelled = np.flatnonzero(weights > 0)
+    scoring = _scoring_weights(targets)
+    labelled = np.flatnonzero(scoring > 0)
     classes = targets[labelled].argmax(axis=1)
     n_folds = np.unique(folds).size
     wrong = 0.0
@@ -188,7 +249,8 @@ def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHB
         kept = targets.copy()
         kept[hidden] = 0.0
         inner = stratified_folds(classes[inside], n_folds, rng)
-        k, alpha, _, _ = choose_spreading(indices, kept, inner, neighbors, alphas)
-        graph = knn_graph(indices[:, :k])
-        wrong += _held_out_misses(graph, alpha, targets, hidden)
-    return float(wrong / weights[labelled].sum())
+        choice = choose_spreading(indices, kept, inner, neighbors, alphas)
+        graph = knn_graph(indices[:, :choice.k])
+        misses = _held_out_misses(graph, choice.alpha, targets, hidden, scoring)
+        wrong += misses[CLASS_MASS_CANDIDATES.index(choice.class_mass)]
+    return float(error_rate(wrong, scoring[labelled].sum()))

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from .. import _config
 from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
-from .._folds import stratified_folds
+from .._folds import class_balanced_weights, error_rate, stratified_folds
 from .._kernels import mbed as kernels
 from .._validation import check_annotations, check_auto_or_number, check_dense_allowed, \
     check_labels, check_number, check_option, check_random_state, series_values
@@ -75,10 +75,10 @@ def spreading_classifies_better(map_error, spread_error):
     """Whether held-out labels say the spread labels classify better than the map.
 
     Both are error rates over the same folds of labelled points (weighted by
-    the labels' confidences). The spreading wins when it missed less; a tie
-    keeps the map. A plain cross-validated choice: where a few labels make it
-    pick the worse of the two by chance, the two did about as well on the
-    held-out labels (see docs/mbed.md).
+    the labels' confidences, every class's total made equal). The spreading
+    wins when it missed less; a tie keeps the map. A plain cross-validated
+    choice: where a few labels make it pick the worse of the two by chance,
+    the two did about as well on the held-out labels (see docs/mbed.md).
     """
     return spread_error < map_error
 
@@ -162,7 +162,10 @@ class Mbed(EmbeddingEstimator):
         the one that spreads best at 0.99) and spreads the labels for
         ``labels_from`` with 0.99 or 0.9, whichever missed fewer held-out
         labels on that graph in the same cross-validation (ties to 0.99; 0.99
-        with fewer than 6 labelled points). A number is used for both.
+        with fewer than 6 labelled points). A number is used for both. The
+        same cross-validation decides whether the spread labels divide each
+        class's scores by their total (class mass normalization; the start
+        always does): only where that missed fewer held-out labels.
     labels_from : {"auto", "map", "spreading"}, default="auto"
         Where ``labels_`` come from. "map": the map's memberships (argmax of
         ``membership_``). "spreading": the labels spread over the
@@ -257,7 +260,9 @@ class Mbed(EmbeddingEstimator):
     sigma_cv_errors_ : ndarray or None
         Their cross-validation errors: the weighted fraction of labelled
         points misclassified while their labels were hidden, over the folds
-        each was tried on.
+        each was tried on (weights: the labels' confidences, every class's
+        total made equal, so a class with few labels counts as much as one
+        with many).
     sigma_cv_folds_ : ndarray of int or None
         On how many folds each candidate was tried (3, or 1 for those
         dropped after the first fold).
@@ -267,16 +272,21 @@ class Mbed(EmbeddingEstimator):
         Neighbours per point of the spreading graph (None when nothing spread).
     spread_alpha_ : float or None
         The alpha of the spread labels (None when nothing spread).
+    spread_class_mass_ : bool or None
+        Whether the spread labels normalize the class masses (None when
+        nothing spread).
     spread_cv_errors_ : ndarray or None
-        The cross-validation errors of the candidates, shape (alphas,
-        neighbours): alpha 0.99 and 0.9 by 3, 5, 7, 10, 15 neighbours (those
-        below n), where "auto" chose among them: the number of neighbours in
-        the first row, alpha in its column.
+        The cross-validation errors of the candidates, shape (2, alphas,
+        neighbours): with and without class mass normalization, alpha 0.99
+        and 0.9, 3, 5, 7, 10, 15 neighbours (those below n), where "auto"
+        chose among them: the number of neighbours in ``[0, 0]``, then alpha
+        and the normalization in its column (the other alphas are measured
+        there only, NaN elsewhere).
     labels_cv_errors_ : dict or None
         What ``labels_from="auto"`` compared: the error rates on held-out
         labels of the map (``"map"``) and of the spread labels
         (``"spreading"``). The map's is that of the chosen width; the
-        spreading's the smallest of its candidates when the width was chosen
+        spreading's that of its chosen setting when the width was chosen
         among several too, else that of the choice made inside each fold
         (:func:`~nbembed.affinity.label_spreading.nested_spreading_error`), so
         that both are measured alike. None where nothing was compared.
@@ -450,7 +460,7 @@ class Mbed(EmbeddingEstimator):
         validate_map = (rule == "quantile" and self.sigma == "auto" and labels_from == "auto"
                         and folds is not None and spreading_searched)
         self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
-        self._spread_nested_error = None
+        self.spread_class_mass_ = self._spread_error = self._spread_nested_error = None
         graph = None
         if self.anneal_start_ == "labels" or validate_map:
             graph = self._spread_graph(X, soft * weights[:, None], folds,
@@ -503,8 +513,8 @@ class Mbed(EmbeddingEstimator):
             # like with like: the best of several widths against the best of
             # several spreadings, a single width against the spreading's choice
             # made inside each fold
-            spread_error = (float(np.min(self.spread_cv_errors_))
-                            if len(self.sigma_candidates_) > 1 else self._spread_nested_error)
+            spread_error = (self._spread_error if len(self.sigma_candidates_) > 1
+                            else self._spread_nested_error)
             self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
             if not spreading_classifies_better(map_error, spread_error):
                 return
@@ -515,7 +525,8 @@ class Mbed(EmbeddingEstimator):
             graph = self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
         self._spread_labels = spread_labels(graph, soft * weights[:, None],
-                                            alpha=self.spread_alpha_).argmax(axis=1)
+                                            alpha=self.spread_alpha_,
+                                            class_mass=self.spread_class_mass_).argmax(axis=1)
 
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_``, ``spread_neighbors`` at
@@ -557,10 +568,13 @@ class Mbed(EmbeddingEstimator):
         largest criterion among them classifies the hidden points. Every
         candidate runs on the first fold; the ``SIGMA_CV_KEEP`` with the
         fewest errors there (ties to the wider) run on the other folds too,
-        and the one with the lowest error rate over all folds wins.
+        and the one with the lowest error rate over all folds wins. Errors
+        weigh by the labels' confidences, every class's total made equal (as
+        the spreading's, so that ``labels_from`` compares like with like).
         """
         labelled = np.flatnonzero(weights > 0)
         classes = soft.argmax(axis=1)
+        scoring = class_balanced_weights(weights, classes)
         candidates = self.sigma_ * np.array(factors)
         wrong = np.zeros(len(candidates))
         tested = np.zeros(len(candidates))
@@ -573,16 +587,16 @@ class Mbed(EmbeddingEstimator):
             ends = run.schedule.step_ends
             run.step(int(ends[min(SIGMA_CV_STEPS, len(ends)) - 1]))
             predicted = run.step_memberships[run.selected_step][hidden].argmax(axis=1)
-            wrong[c] += weights[hidden] @ (predicted != classes[hidden])
-            tested[c] += weights[hidden].sum()
+            wrong[c] += scoring[hidden] @ (predicted != classes[hidden])
+            tested[c] += scoring[hidden].sum()
 
         for c in range(len(candidates)):
             validate(c, 0)
-        kept = np.sort(np.argsort(wrong, kind="stable")[:SIGMA_CV_KEEP])
+        kept = np.sort(np.argsort(error_rate(wrong, tested), kind="stable")[:SIGMA_CV_KEEP])
         for c in kept:
             for fold in range(1, SIGMA_CV_FOLDS):
                 validate(c, fold)
-        rates = wrong / tested
+        rates = error_rate(wrong, tested)
         self.sigma_candidates_ = candidates
         self.sigma_cv_errors_ = rates
         self.sigma_cv_folds_ = np.where(np.isin(np.arange(len(candidates)), kept),
@@ -614,11 +628,12 @@ class Mbed(EmbeddingEstimator):
 
     def _spread_graph(self, X, targets, folds, nested_rng=None):
         """The nearest-neighbour graph the labels spread over; sets
-        ``spread_neighbors_`` and ``spread_alpha_``.
+        ``spread_neighbors_``, ``spread_alpha_`` and ``spread_class_mass_``.
 
         They are ``spread_neighbors`` and ``spread_alpha``, or where "auto"
         the candidates that best spread held-out labels (``folds``; without
-        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA``).
+        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA``);
+        the class masses are normalized unless that choice said otherwise.
         With ``nested_rng`` the error of that choice made inside each fold is
         kept too, for ``labels_from``."""
         n = X.shape[0]
@@ -631,20 +646,24 @@ class Mbed(EmbeddingEstimator):
             else (alpha,)
         _, idx = nearest_neighbors(X, min(n - 1, max(neighbours)), metric=self.metric,
                                    neighbors=self.neighbors, random_state=self.random_state)
+        class_mass = True
         if choose:
-            k, alpha, _, self.spread_cv_errors_ = choose_spreading(idx, targets, folds,
-                                                                   neighbours, alphas)
+            choice = choose_spreading(idx, targets, folds, neighbours, alphas)
+            k, alpha, class_mass = choice.k, choice.alpha, choice.class_mass
+            self.spread_cv_errors_, self._spread_error = choice.errors, choice.error
             if nested_rng is not None:
                 self._spread_nested_error = nested_spreading_error(
                     idx, targets, folds, nested_rng, neighbours, alphas)
         else:
             k, alpha = min(n - 1, neighbours[0]), alphas[0]
         self.spread_neighbors_, self.spread_alpha_ = k, alpha
+        self.spread_class_mass_ = class_mass
         # A start from the chosen alpha made the map worse (docs/mbed.md): the
         # start keeps Zhou et al.'s unless alpha is fixed.
         self._start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else alpha
-        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph, alpha %g.",
-                    k, alpha)
+        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph, alpha %g, "
+                    "%s class mass normalization.", k, alpha,
+                    "with" if class_mass else "without")
         return knn_graph(idx[:, :k])
 
     def _resolve_repulsion(self, n, d):

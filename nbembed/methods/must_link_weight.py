@@ -13,7 +13,8 @@ labels ignored) included, by cross-validation on the labelled points: they are
 dealt into ``RHO_CV_FOLDS`` folds (stratified by class); for each candidate and
 fold the map is made with that fold's labels hidden, and each hidden point is
 classified by its nearest visible labelled point in the map. The candidate
-with the fewest errors wins, ties going to the smaller weight: the labels pull
+with the fewest errors wins (every class counting alike, so a class with few
+labels is not outvoted), ties going to the smaller weight: the labels pull
 only where the labelled points themselves say that the pull helps. See
 docs/hssne.md ("How much the labels are trusted").
 """
@@ -24,7 +25,7 @@ import logging
 
 import numpy as np
 
-from .._folds import stratified_folds
+from .._folds import class_balanced_weights, error_rate, stratified_folds
 from .._row_products import squared_distances
 
 logger = logging.getLogger("nbembed")
@@ -41,8 +42,8 @@ RHO_DEFAULT = 0.5
 RHO_CV_MAX_N = 10_000
 
 
-def nearest_labelled_errors(Y, labels, visible, hidden):
-    """How many ``hidden`` points the class of their nearest ``visible`` point in Y misses.
+def nearest_labelled_misses(Y, labels, visible, hidden):
+    """Which ``hidden`` points the class of their nearest ``visible`` point in Y misses.
 
     Parameters
     ----------
@@ -53,10 +54,10 @@ def nearest_labelled_errors(Y, labels, visible, hidden):
 
     Returns
     -------
-    int
+    ndarray of bool (len(hidden),)
     """
     nearest = visible[np.argmin(squared_distances(Y[hidden], Y[visible]), axis=1)]
-    return int(np.count_nonzero(labels[nearest] != labels[hidden]))
+    return labels[nearest] != labels[hidden]
 
 
 def can_cross_validate(labels):
@@ -84,9 +85,12 @@ def cross_validate_rho(embed, labels, rng):
     rho : float
     candidates : ndarray
     errors : ndarray
-        The fraction of labelled points each candidate misclassified while hidden.
+        The fraction of labelled points each candidate misclassified while
+        hidden, every class's points weighing the same in all (the mean of
+        the classes' error rates).
     """
     labelled = np.flatnonzero(labels >= 0)
+    scoring = class_balanced_weights((labels >= 0).astype(float), labels)
     folds = stratified_folds(labels[labelled], RHO_CV_FOLDS, rng)
     candidates = np.array(RHO_CANDIDATES)
     errors = np.zeros(len(candidates))
@@ -101,8 +105,8 @@ def cross_validate_rho(embed, labels, rng):
                 Y = embed(kept, float(rho))
             else:
                 Y = unlinked  # the labels ignored: one map serves every fold
-            errors[c] += nearest_labelled_errors(Y, labels, visible, hidden)
-    errors /= labelled.size
+            errors[c] += scoring[hidden] @ nearest_labelled_misses(Y, labels, visible, hidden)
+    errors = error_rate(errors, scoring[labelled].sum())
     best = int(np.argmin(errors))
     logger.info("HSSNE: rho %.2f by cross-validation (candidates %s, errors %s).",
                 candidates[best], candidates, np.round(errors, 3))

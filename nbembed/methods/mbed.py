@@ -165,7 +165,9 @@ class Mbed(EmbeddingEstimator):
         with fewer than 6 labelled points). A number is used for both. The
         same cross-validation decides whether the spread labels divide each
         class's scores by their total (class mass normalization; the start
-        always does): only where that missed fewer held-out labels.
+        always does): only where that missed fewer held-out labels. With
+        both ``spread_neighbors`` and ``spread_alpha`` fixed nothing is
+        cross-validated and the spread labels normalize too.
     labels_from : {"auto", "map", "spreading"}, default="auto"
         Where ``labels_`` come from. "map": the map's memberships (argmax of
         ``membership_``). "spreading": the labels spread over the

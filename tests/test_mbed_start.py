@@ -288,6 +288,7 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     fixed = small(4, n_iter_init=0, spread_neighbors=10, spread_alpha=0.99)
     run = fixed.prepare(X, partial)
     assert fixed.spread_neighbors_ == 10 and fixed.spread_cv_errors_ is None
+    assert fixed.spread_class_mass_ is True  # nothing chosen: the spread labels normalize
     assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) > 0.1
     # the number fixed, alpha "auto": alpha alone is chosen
     only_alpha = small(4, n_iter_init=0, spread_neighbors=10)

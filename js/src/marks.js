@@ -118,6 +118,8 @@ export function outlineAlpha(nLabelled) {
  */
 export function drawMarks(ctx, marks, xy, transform, { radius = 4, outlineLabels = true } = {}) {
   if (!marks || xy.length !== 2 * marks.n) return 0;
+  // Nothing to draw: no need for the screen positions of every point.
+  if (!marks.nGroups && !marks.count && !(outlineLabels && marks.nLabelled)) return 0;
   const screen = pointsToScreen(xy, transform);
   const { groups, sides, sizes } = markCentres(marks, screen);
   let drawn = 0;

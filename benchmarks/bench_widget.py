@@ -47,7 +47,12 @@ session of ``--session`` seconds (default 60) with a slider move every
 ``--browser-only`` skips it.
 The **render only** column measures the page alone: the widget's module
 in the fake-model page of the tests, fed new positions from JavaScript as
-soon as the previous ones are drawn (no Python, no network).
+soon as the previous ones are drawn (no Python, no network). ``--render-only``
+measures only that, with where the page's main thread spends a frame (Chromium's
+sampling profiler): busy in all, of which copying the WebGL picture onto the
+page (where software WebGL pays for drawing) and the rest (the widget's and the
+plot's scripts, garbage collection). The rest is what a page with a graphics
+processor pays too.
 
 Goals, kernel side: >= 30 frames sent/s at 10 000 points and >= 8 at 100 000 for
 HSSNE at any alpha, >= 10 at 5000 for Mbed and NeRV, <= 100 ms from a change to
@@ -61,6 +66,7 @@ playwright and the built widget bundle)::
     PYTHONPATH=. python benchmarks/bench_widget.py --sizes 2000 --seconds 2 --changes 3
     PYTHONPATH=. python benchmarks/bench_widget.py --kernel-only \\
         --methods hssne-0.5 hssne-1 hssne-2 mbed nerv
+    PYTHONPATH=. python benchmarks/bench_widget.py --render-only --sizes 10000 100000 1000000
 
 Timings are only meaningful on an otherwise idle machine.
 """
@@ -242,6 +248,17 @@ RENDER_LOOP = """async (seconds) => {
   const root = document.querySelector('.nbembed-explorer');
   const n = Number(root.dataset.n);
   const base = Float32Array.from({length: 2 * n}, () => Math.random() * 1.8 - 0.9);
+  // A few frames made beforehand, shown in turn, so that the loop itself costs
+  // the page next to nothing. Laid out as Python sends positions: float64
+  // bounds (x_min, y_min, x_max, y_max), then one uint16 code per coordinate.
+  const made = Array.from({length: 4}, (_, k) => {
+    const bytes = new ArrayBuffer(32 + 4 * n);
+    new Float64Array(bytes, 0, 4).set([-0.95, -0.95, 0.95, 0.95]);
+    const codes = new Uint16Array(bytes, 32);
+    const shift = 0.02 * Math.sin(k);
+    for (let i = 0; i < codes.length; i++) codes[i] = Math.round((base[i] + shift + 0.95) / 1.9 * 65535);
+    return bytes;
+  });
   const drawn = (frame) => new Promise((resolve) => {
     const observer = new MutationObserver(() => {
       if (Number(root.dataset.frame) > frame) { observer.disconnect(); resolve(); }
@@ -251,24 +268,39 @@ RENDER_LOOP = """async (seconds) => {
   const t0 = performance.now();
   let frames = 0;
   while (performance.now() - t0 < seconds * 1000) {
-    // Laid out as Python sends positions: float64 bounds (x_min, y_min, x_max,
-    // y_max), then one uint16 code per coordinate.
-    const bytes = new ArrayBuffer(32 + 4 * n);
-    new Float64Array(bytes, 0, 4).set([-0.95, -0.95, 0.95, 0.95]);
-    const codes = new Uint16Array(bytes, 32);
-    const shift = 0.02 * Math.sin(frames);
-    for (let i = 0; i < codes.length; i++) codes[i] = Math.round((base[i] + shift + 0.95) / 1.9 * 65535);
+    const bytes = made[frames % made.length];
     const done = drawn(Number(root.dataset.frame));
     window.harness.fake.fromPython({_positions: new DataView(bytes)});
     await done;
     frames += 1;
   }
-  return frames / ((performance.now() - t0) / 1000);
+  return [frames, (performance.now() - t0) / 1000];
 }"""
+
+#: Native calls in which the page's main thread copies the WebGL picture onto
+#: the page: with software WebGL, the drawing itself is paid there.
+WEBGL_COPY = {"drawImage"}
+
+
+def main_thread_split(profile):
+    """Milliseconds the main thread was busy in a sampled CPU profile, and of
+    which in copying the WebGL picture (``WEBGL_COPY``)."""
+    names = {node["id"]: node["callFrame"]["functionName"] for node in profile["nodes"]}
+    busy = copy = 0.0
+    for sample, dt in zip(profile["samples"], profile["timeDeltas"]):
+        name = names[sample]
+        if name == "(idle)":
+            continue
+        busy += dt / 1000
+        if name in WEBGL_COPY:
+            copy += dt / 1000
+    return busy, copy
 
 
 def measure_render_only(context, n, seconds):
-    """Frames per second the page alone draws for ``n`` points."""
+    """The page alone drawing ``n`` points as fast as it can: frames per second,
+    and the milliseconds of its main thread a frame, busy and of which in
+    copying the WebGL picture."""
     import numpy as np
 
     from nbembed.widget import Explorer
@@ -280,9 +312,14 @@ def measure_render_only(context, n, seconds):
         page = WidgetPage(context)
         page.mount(ex)
         page.wait_attr(EXPLORER, "data-frame", "(v) => Number(v) >= 1", "the first frame")
-        fps = page.page.evaluate(RENDER_LOOP, seconds)
+        profiler = context.new_cdp_session(page.page)
+        profiler.send("Profiler.enable")
+        profiler.send("Profiler.setSamplingInterval", {"interval": 1000})
+        profiler.send("Profiler.start")
+        frames, elapsed = page.page.evaluate(RENDER_LOOP, seconds)
+        busy, copy = main_thread_split(profiler.send("Profiler.stop")["profile"])
         page.page.close()
-        return fps
+        return {"fps": frames / elapsed, "busy_ms": busy / frames, "copy_ms": copy / frames}
     finally:
         ex.close()
 
@@ -381,6 +418,15 @@ def kernel_table(rows):
     return "\n".join(lines)
 
 
+def render_table(render):
+    lines = ["| n | render only, fps | main thread a frame, ms | of which the WebGL copy "
+             "| the rest (scripts, GC) |", "|---|---|---|---|---|"]
+    for n, r in render.items():
+        lines.append(f"| {n} | {r['fps']:.2f} | {r['busy_ms']:.0f} | {r['copy_ms']:.0f} | "
+                     f"{r['busy_ms'] - r['copy_ms']:.0f} |")
+    return "\n".join(lines)
+
+
 def table(rows, render):
     def ms(values):
         if not values:
@@ -398,7 +444,7 @@ def table(rows, render):
                      f"{r['fps']:.1f} | {r['updates']:.1f} | {r['gap']:.0f} | {r['raf']:.0f} | "
                      f"{ms(r['latency'])} | {ms(r['arrival'])} | {ms(r['kernel'])} | "
                      f"{ms(r['any_frame'])} | "
-                     f"{render.get(r['n'], float('nan')):.1f} | {r['kernel_rss']:.0f} | "
+                     f"{render[r['n']]['fps']:.1f} | {r['kernel_rss']:.0f} | "
                      f"{r['page_heap']:.0f} |")
     return "\n".join(lines)
 
@@ -421,6 +467,8 @@ def main(argv=None):
     parser.add_argument("--json", type=pathlib.Path, help="also write the results here")
     parser.add_argument("--kernel-only", action="store_true",
                         help="measure the Python side alone (no browser)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure the page alone drawing (no kernel, no JupyterLab)")
     parser.add_argument("--browser-only", action="store_true",
                         help="skip the kernel-alone table (at 10^6 points each of its runs "
                              "prepares for minutes)")
@@ -438,7 +486,7 @@ def main(argv=None):
     width, height = (int(v) for v in args.viewport.lower().split("x"))
 
     os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
-    kernel_rows = [] if args.browser_only else [
+    kernel_rows = [] if args.browser_only or args.render_only else [
         measure_kernel_only(method, n, args) for method in args.methods
         for n in (args.sizes if method.startswith("hssne") else args.other_sizes)]
     if kernel_rows:
@@ -452,6 +500,18 @@ def main(argv=None):
     if reason:
         sys.exit(f"cannot run: {reason}")
     rows, render = [], {}
+    if args.render_only:
+        with tempfile.TemporaryDirectory() as tmp, \
+                chromium_context(pathlib.Path(tmp) / "profile",
+                                 {"width": width, "height": height}) as context:
+            context.set_default_timeout(TIMEOUT_S * 1000)
+            for n in args.sizes:
+                render[n] = measure_render_only(context, n, args.seconds)
+        print(render_table(render))
+        print(f"\nBrowser window {width} x {height}.")
+        if args.json:
+            args.json.write_text(json.dumps({"render_only": render}, indent=1))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         env = {"NUMBA_NUM_THREADS": str(args.threads)}

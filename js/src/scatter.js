@@ -3,6 +3,7 @@
 // widget's lasso lives in lasso.js).
 import createScatterplot from "regl-scatterplot";
 import { lighten } from "./placed.js";
+import { createIndexer } from "./spatial-index.js";
 
 /** Point size in pixels that keeps 10^2..10^6 points readable. */
 export function pointSizeFor(n) {
@@ -71,6 +72,18 @@ export const ANCHOR_SCALE = 3;
 export const PLACED_SCALE = 0.75;
 /** Above this many points, opacity follows the local density. */
 export const DENSITY_OPACITY_FROM = 50000;
+/**
+ * From this many points (placed rows and anchors included) a worker builds the
+ * spatial index that hover and click search (spatial-index.js), and a draw
+ * takes the newest one it has: while frames stream in, it may be a frame
+ * behind. Below, the plot indexes each draw itself in a few milliseconds.
+ */
+export const INDEX_IN_WORKER_FROM = 50000;
+/**
+ * Once the shown points have stayed put this long (ms) and their own index is
+ * built, they are drawn again with it if the plot's is behind.
+ */
+export const INDEX_QUIET_MS = 1000;
 
 /**
  * Column-oriented points for regl-scatterplot: the placed rows first (drawn
@@ -157,7 +170,44 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   let interval = null; // running estimate of the time between animated frames, ms
   let renders = 0; // pictures the plot has rendered
   let tooSlow = false; // an animation of this many points was rendered too slowly
-  let indexed = null; // the columns the plot's spatial index (hover, lasso) was built for
+  let indexed = null; // the columns the plot's spatial index (hover, click) was built for
+  let shown = null; // the data of the last draw
+  let built = null; // the worker's newest index: { columns, data }
+  let indexer; // undefined until the first map that large; null where workers fail
+  canvas.dataset.indexWorker = "unused";
+  let quietTimer = null;
+  const indexerFor = (count) => {
+    if (count < INDEX_IN_WORKER_FROM) return null;
+    if (indexer === undefined) {
+      indexer = createIndexer(
+        (columns, data) => {
+          built = { columns, data };
+          canvas.dataset.indexWorker = "running";
+          catchUp(INDEX_QUIET_MS);
+        },
+        () => {
+          indexer = null;
+          built = null;
+          canvas.dataset.indexWorker = "failed";
+        });
+    }
+    return indexer;
+  };
+  const indexBehind = () => shown !== null && indexed !== shown.columns;
+  // Draw the shown points again with their own index, once it is built and
+  // no newer points came for `waitMs` (so not while frames stream in).
+  const catchUp = (waitMs) => {
+    clearTimeout(quietTimer);
+    quietTimer = null;
+    if (destroyed || !indexBehind() || built?.columns !== shown.columns) return;
+    if (waitMs > 0) {
+      quietTimer = setTimeout(() => catchUp(0), waitMs);
+      return;
+    }
+    if (drawing || pending) return; // a newer draw takes the index
+    pending = { ...shown, animate: false, catchUp: true };
+    pump();
+  };
   const reducedMotion = () =>
     Boolean(globalThis.matchMedia?.("(prefers-reduced-motion: reduce)")?.matches);
   // Whether the camera shows the whole plot: a resize then keeps it so. Panning
@@ -203,7 +253,20 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       pointSizeSelected: size + 1,
       opacityBy: count > DENSITY_OPACITY_FROM ? "density" : null,
     });
-    const spatialIndex = samePlaces(indexed, data.columns) ? plot.get("spatialIndex") : undefined;
+    // The index this draw takes: the plot's own if no point moved, else the
+    // worker's newest of as many points (maybe a frame behind), else none
+    // (the plot builds one).
+    let spatialIndex;
+    let indexFor = data.columns;
+    const worker = indexerFor(count);
+    if (samePlaces(indexed, data.columns)) spatialIndex = plot.get("spatialIndex");
+    else if (worker) {
+      if (built?.columns !== data.columns) worker.index(data.columns);
+      if (built && built.columns.x.length === count) {
+        spatialIndex = built.data;
+        indexFor = built.columns;
+      }
+    }
     indexed = null; // until this draw has made (or kept) the index
     plot
       .draw(data.columns, {
@@ -215,9 +278,12 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
         ...(ms > 0 ? { transition: true, transitionDuration: ms, transitionEasing: (t) => t } : {}),
       })
       .then(() => {
-        indexed = data.columns;
+        indexed = indexFor;
+        shown = data;
+        canvas.dataset.index = indexBehind() ? "behind" : "current";
         if (ms > 0) tooSlow = animationTooSlow(renders - rendersBefore, performance.now() - startedAt);
-        onDraw?.(ms);
+        if (!data.catchUp) onDraw?.(ms);
+        catchUp(INDEX_QUIET_MS);
       })
       .catch((err) => {
         if (!destroyed) console.warn("nbembed: draw failed", err);
@@ -300,6 +366,8 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     },
     destroy() {
       destroyed = true;
+      clearTimeout(quietTimer);
+      indexer?.destroy();
       for (const s of subscriptions) plot.unsubscribe(s);
       plot.destroy();
     },

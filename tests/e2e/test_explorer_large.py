@@ -1,5 +1,6 @@
 """The Explorer at 2 * 10^5 points in JupyterLab: the map draws, frames arrive,
-and a lasso of about half the points labels them and is undone.
+hovering searches an index a worker built, and a lasso of about half the points
+labels them and is undone.
 
 The points are 2-D clusters: their exact neighbour search (the run's
 preparation) takes seconds, so the test spends its time on the browser's
@@ -44,6 +45,13 @@ def test_a_large_map_streams_and_a_large_lasso_labels_it(lab):
                      what="frames of iterations 1-3 drawn")
         click(nb, "pause")
         wait_paused(nb)
+        # Hover searches an index built off the page's main thread, here too (a
+        # page may forbid workers), and brought up to date once the points stay put.
+        canvas = f"{ROOT} canvas.nbembed-canvas"
+        nb.wait_attr(canvas, "data-index-worker", "(v) => v === 'running'",
+                     what="the spatial index built in a worker")
+        nb.wait_attr(canvas, "data-index", "(v) => v === 'current'",
+                     what="the paused map's own spatial index")
 
         nb.locator('button[data-action="lasso"]').click()
         plot = nb.locator(".nbembed-plot")

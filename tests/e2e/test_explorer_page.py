@@ -232,6 +232,52 @@ def test_hover_finds_the_points_after_new_colours_and_after_a_move(widget_page,
     assert widget_page.errors == []
 
 
+#: At least INDEX_IN_WORKER_FROM in js/src/scatter.js: a worker indexes the points.
+N_CROWD = 60_000
+
+
+def test_hover_on_a_large_map_finds_a_moved_point_once_its_index_is_built(widget_page):
+    """From 50 000 points the plot draws new positions with the newest index a
+    worker has built, which may be a frame behind; once the points stay put it
+    draws them again with their own, and hovering finds the points where they are."""
+    from nbembed.widget import Explorer
+
+    from .test_explorer_marks import point_on_screen
+
+    rng = np.random.default_rng(0)
+    crowd = rng.normal([-0.5, 0.0], 0.1, size=(N_CROWD - 1, 2))
+    Y = np.vstack([crowd, [[0.8, 0.8]]])  # the last point alone, top right
+    ex = Explorer(Y, method="precomputed", autostart=False)
+    try:
+        ex.wait(timeout=60)
+        mount_explorer(widget_page, ex)
+        page = widget_page.page
+        canvas = f"{ROOT} canvas.nbembed-canvas"
+        widget_page.wait_attr(canvas, "data-index-worker", "(v) => v === 'running'",
+                              "the worker's first index")
+        page.evaluate(f"""() => {{
+            const canvas = document.querySelector('{canvas}');
+            window.indexStates = [];
+            new MutationObserver(() => window.indexStates.push(canvas.dataset.index))
+                .observe(canvas, {{attributes: true, attributeFilter: ['data-index']}});
+        }}""")
+        lonely, j = N_CROWD - 1, 17
+        swap_and_draw(widget_page, ex, [lonely], [j])  # j is alone now, top right
+        widget_page.wait_attr(canvas, "data-index", "(v) => v === 'current'",
+                              "the moved points drawn again with their own index")
+        # The frame with the move was drawn with the index of the points before it.
+        assert page.evaluate("() => window.indexStates")[:2] == ["behind", "current"]
+        tooltip = page.locator(f"{ROOT} .nbembed-tooltip-text")
+        page.mouse.move(0, 0)
+        page.mouse.move(*point_on_screen(page, ex, j))
+        widget_page.wait_attr(f"{ROOT} .nbembed-tooltip", "hidden", "(v) => v === null",
+                              f"the tooltip of point {j}")
+        assert tooltip.inner_text().split(" · ")[0] == f"#{j}"
+        assert widget_page.errors == []
+    finally:
+        ex.close()
+
+
 def test_cleanup_removes_the_dom_and_every_listener(widget_page, explorer_on_clusters):
     ex, _, _ = explorer_on_clusters
     mount_explorer(widget_page, ex)

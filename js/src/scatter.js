@@ -119,6 +119,29 @@ export function toColumns(xy, anchors, codes, placed = null) {
 }
 
 /**
+ * The columns (from toColumns) as regl-scatterplot keeps its points, one
+ * [x, y, valueA, valueB] array a point, written into `rows` when it has as many
+ * (returned as it is) or else into a new array. The plot converts columns
+ * into such rows itself, allocating a million small arrays a frame at 10^6
+ * points (about 45 ms and their garbage); rewriting the same ones takes a
+ * fraction of that. The plot reads them while it draws and when it searches
+ * for the point under the pointer, so they must change only between draws.
+ */
+export function toRows({ x, y, valueA, valueB }, rows = null) {
+  const n = x.length;
+  // New rows start with fractions, so that they hold doubles from the first.
+  const out = rows?.length === n ? rows : Array.from({ length: n }, () => [0.5, 0.5, 0.5, 0.5]);
+  for (let i = 0; i < n; i++) {
+    const row = out[i];
+    row[0] = x[i];
+    row[1] = y[i];
+    row[2] = valueA[i];
+    row[3] = valueB[i];
+  }
+  return out;
+}
+
+/**
  * Whether two sets of columns (from toColumns) put the points at the same
  * places, so that the plot's spatial index of one serves the other. A change
  * of colours only keeps them: at 10^6 points indexing them again took longer
@@ -174,6 +197,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
   let shown = null; // the data of the last draw
   let built = null; // the worker's newest index: { columns, data }
   let indexer; // undefined until the first map that large; null where workers fail
+  let rows = null; // the points as the plot keeps them (toRows), rewritten every draw
   canvas.dataset.indexWorker = "unused";
   let quietTimer = null;
   const indexerFor = (count) => {
@@ -268,8 +292,9 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
       }
     }
     indexed = null; // until this draw has made (or kept) the index
+    rows = toRows(data.columns, rows);
     plot
-      .draw(data.columns, {
+      .draw(rows, {
         zDataType: "categorical",
         wDataType: "categorical",
         preventFilterReset: true,

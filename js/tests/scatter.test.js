@@ -7,6 +7,7 @@ import {
   animationTooSlow,
   samePlaces,
   toColumns,
+  toRows,
   transitionMs,
 } from "../src/scatter.js";
 
@@ -54,5 +55,32 @@ describe("keeping the spatial index when only the colours change", () => {
     expect(samePlaces(before, toColumns(moved, null, null))).toBe(false);
     expect(samePlaces(before, toColumns(xy, Float32Array.from([0.2, 0.2]), null))).toBe(false);
     expect(samePlaces(null, before)).toBe(false);
+  });
+});
+
+describe("the points as the plot keeps them", () => {
+  const xy = Float32Array.from([0, 0, 0.5, -0.5, 1, 1]);
+  it("holds a point's x, y, colour code and kind in a row, anchors after the points", () => {
+    const columns = toColumns(xy, Float32Array.from([0.25, 0.75]), Uint16Array.from([3, 1, 2, 4]));
+    expect(toRows(columns)).toEqual([
+      [0, 0, 3, 0],
+      [0.5, -0.5, 1, 0],
+      [1, 1, 2, 0],
+      [0.25, 0.75, 4, 1],
+    ]);
+  });
+
+  it("rewrites the rows it is given when they are as many, else makes new ones", () => {
+    const rows = toRows(toColumns(xy, null, null));
+    const first = rows[0];
+    const moved = Float32Array.from(xy);
+    moved[0] = -1;
+    const again = toRows(toColumns(moved, null, Uint16Array.from([5, 5, 5])), rows);
+    expect(again).toBe(rows);
+    expect(again[0]).toBe(first);
+    expect(again[0]).toEqual([-1, 0, 5, 0]);
+    const more = toRows(toColumns(moved, Float32Array.from([0.1, 0.2]), null), rows);
+    expect(more).not.toBe(rows);
+    expect(more).toHaveLength(4);
   });
 });

@@ -214,6 +214,7 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
           built = null;
           canvas.dataset.indexWorker = "failed";
         });
+      if (indexer === null) canvas.dataset.indexWorker = "unavailable";
     }
     return indexer;
   };
@@ -285,11 +286,12 @@ export function createScatter(canvas, { width, height, onDraw, onSelect, onHover
     const worker = indexerFor(count);
     if (samePlaces(indexed, data.columns)) spatialIndex = plot.get("spatialIndex");
     else if (worker) {
-      if (built?.columns !== data.columns) worker.index(data.columns);
+      const exact = samePlaces(built?.columns, data.columns);
       if (built && built.columns.x.length === count) {
         spatialIndex = built.data;
-        indexFor = built.columns;
+        if (!exact) indexFor = built.columns;
       }
+      if (!exact) worker.index(data.columns);
     }
     indexed = null; // until this draw has made (or kept) the index
     rows = toRows(data.columns, rows);

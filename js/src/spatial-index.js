@@ -2,8 +2,9 @@
 // page's main thread. regl-scatterplot indexes every new set of positions
 // itself unless it is handed an index: on the main thread below 10^6 points,
 // and from 10^6 by copying the points, one small array each, into a worker
-// (about 0.3 s of the main thread a frame at 10^6 points); either way a draw
-// is not done until its index is. Handed an index, it takes it as it is.
+// (about a quarter of a second of the main thread a frame at 10^6 points);
+// either way a draw is not done until its index is. Handed an index, it takes
+// it as it is.
 
 /** Points in a leaf of the tree (regl-scatterplot's own choice). */
 export const INDEX_NODE_SIZE = 16;

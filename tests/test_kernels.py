@@ -57,6 +57,27 @@ def test_hssne_gradient_matches_reference(rng, alpha, d, sparse):
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_sparse_p_log_h_over_several_blocks_of_rows(rng, alpha, d):
+    # Rows of 0 to 40 entries, more rows than one block: sum_ij P_ij log H_ij.
+    n = 2 * hssne.P_LOG_H_ROWS + 37
+    lengths = rng.integers(0, 41, size=n)
+    lengths[[0, 5, n - 1]] = 0
+    rows = np.repeat(np.arange(n), lengths)
+    columns = rng.integers(0, n, size=rows.size)
+    P = sp.csr_matrix((rng.random(rows.size), (rows, columns)), shape=(n, n))
+    P.sum_duplicates()
+    Y = rng.normal(scale=3.0, size=(n, d))
+    Yt = np.ascontiguousarray(Y.T)
+    coo = P.tocoo()
+    tau = np.sum((Y[coo.row] - Y[coo.col]) ** 2, axis=1)
+    log_h = -tau if alpha == 0 else -np.log1p(alpha * tau) / alpha
+    expected = np.sum(coo.data * log_h)
+    got = hssne.sparse_p_log_h(Yt, P.indptr, P.indices, P.data, alpha)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
 def test_exaggeration_scales_only_the_attraction(rng, alpha):
     P, Y = _problem(rng)
     Yt = np.ascontiguousarray(Y.T)

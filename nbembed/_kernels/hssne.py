@@ -540,22 +540,56 @@ def dense_p_log_p(P):
     return 2.0 * ordered_sum(tasks)
 
 
+#: Rows of P that :func:`sparse_p_log_h` hands to a thread at a time, with one
+#: buffer for their entries' logarithms.
+P_LOG_H_ROWS = 256
+
+
 @njit(**JIT_PARALLEL)
 def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
     """sum_ij P_ij log H_ij for P in CSR form.
 
-    log H = -log(1 + alpha tau) / alpha, and -tau at alpha = 0; the logarithm
-    is :func:`log_positive`, which vectorizes (math.log does not).
+    log H = -log(1 + alpha tau) / alpha, and -tau at alpha = 0. Per row, the
+    tau are gathered into a buffer, the logarithms taken in a loop
+    of their own and then summed in order: the logarithm is
+    :func:`log_positive`, which LLVM vectorizes only in a loop without a sum
+    (in order, a sum does not vectorize). At 10^6 points in one loop it took
+    three times as long.
     """
     d, n = Yt.shape
     rows = np.zeros(n)
-    if alpha == 0.0:
-        for i in prange(n):
+    Y = points_side_by_side(Yt)
+    for block in prange((n + P_LOG_H_ROWS - 1) // P_LOG_H_ROWS):
+        first = block * P_LOG_H_ROWS
+        last = min(n, first + P_LOG_H_ROWS)
+        longest = 0
+        for i in range(first, last):
+            longest = max(longest, indptr[i + 1] - indptr[i])
+        x = np.empty(longest)
+        for i in range(first, last):
+            # Slices counted from 0, as in _attraction_row.
+            start, stop = indptr[i], indptr[i + 1]
+            columns = indices[start:stop]
+            values = pvalues[start:stop]
+            for t in range(columns.size):
+                j = columns[t]
+                tau = 0.0
+                for k in range(d):
+                    diff = Y[i, k] - Y[j, k]
+                    tau += diff * diff
+                x[t] = tau
             acc = 0.0
-            for idx in range(indptr[i], indptr[i + 1]):
-                acc -= pvalues[idx] * _sq_dist(Yt, i, indices[idx])
-            rows[i] = acc
-        return ordered_sum(rows)
+            if alpha == 0.0:
+                for t in range(columns.size):
+                    acc -= values[t] * x[t]
+                rows[i] = acc
+                continue
+            for t in range(columns.size):
+                x[t] = log_positive(1.0 + alpha * x[t])
+            for t in range(columns.size):
+                acc += values[t] * x[t]
+            rows[i] = -acc / alpha
+    return ordered_sum(rows)
     for i in prange(n):
         start = indptr[i]
         length = indptr[i + 1] - start

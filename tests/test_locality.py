@@ -52,7 +52,9 @@ def test_the_spatial_order_changes_no_result(monkeypatch, repulsion):
     plain.step(60)
     local.step(60)
     order = local.objective._local
-    assert order is not None and order.since == 30  # the last gradient: 59
+    # Renewed at 0 and 30 by the gradient, at 60 by the cost recorded after the
+    # last step (the next gradient, at the same embedding, reuses its repulsion).
+    assert order is not None and order.since == 60
     assert not np.array_equal(order.order, np.arange(700))
     np.testing.assert_allclose(local.embedding, plain.embedding, rtol=1e-6,
                                atol=1e-6 * np.ptp(plain.embedding))
@@ -100,3 +102,26 @@ def test_the_sum_of_p_log_p_in_pieces_is_the_whole_sum(monkeypatch):
     whole = float(np.sum(positive * np.log(positive)))
     monkeypatch.setattr(hssne_module, "P_LOG_P_PIECE", 100)
     assert hssne_module._p_log_p(P) == pytest.approx(whole, rel=1e-12)
+
+
+def test_a_renewal_at_the_cost_leaves_the_next_gradient_its_repulsion(monkeypatch):
+    """The cost recorded after a step renews a spatial order that is due, so the
+    next gradient, at the same embedding and in the same order, reuses the
+    repulsion the cost computed instead of computing it again."""
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)
+    monkeypatch.setattr(hssne_module, "REORDER_EVERY", 30)
+    run = HSSNE(affinity="knn", repulsion="fft", max_iter=120, early_exaggeration_iter=40,
+                random_state=0).prepare(X)
+    run.step(60)  # the cost recorded after iteration 60 renews the order
+    assert run.objective._local.since == 60
+    calls = []
+    original = hssne_module.HSSNEObjective._approximate_repulsion
+
+    def counted(self, Yt, repulsion=None):
+        calls.append(self.iteration)
+        return original(self, Yt, repulsion)
+
+    monkeypatch.setattr(hssne_module.HSSNEObjective, "_approximate_repulsion", counted)
+    run.step(1)
+    assert calls == [61]  # the cost after this step only; its gradient took the cost's

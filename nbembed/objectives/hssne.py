@@ -546,8 +546,10 @@ class HSSNEObjective(Objective):
         """(sum P~ log P~ - sum P~ log H, log Z): KL(P~ || Q) split into the part
         early exaggeration multiplies and the normalizer's."""
         if self.repulsion != "exact":
-            # P_mixed is sparse on the approximate paths.
-            Yl, indptr, indices, data, _ = self._in_local_order(Yt, None)
+            # P_mixed is sparse on the approximate paths. A spatial order due for
+            # renewal is renewed here, so that the next gradient, at the same
+            # embedding, reuses this repulsion (it would not in another order).
+            Yl, indptr, indices, data, _ = self._in_local_order(Yt, None, renew=True)
             z = self._repulsion_at(Yl)[0]
             p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:

@@ -31,7 +31,7 @@ MutationObserver on the widget's root and ``performance.now()``:
   first frame drawn after the change, whatever its alpha.
 
 The widget sends at most ``frame_rate`` updates per second (25 by default, 60
-at most) and at most 8 MB/s of positions; its worker steps the run in
+at most) and, unless a page paces them, at most 8 MB/s of positions; its worker steps the run in
 calls of about 30 ms and sends after a call, so the optimizer's speed bounds
 the drawn frame rate too. ``--frame-rate`` (default 60) is set on the widget
 before measuring.
@@ -43,8 +43,11 @@ second, iterations per second, the time from a parameter change (set as a
 slider message would set it) to the first frame sent with a new iteration
 under the new value, and the longest gap between two frames sent during a
 session of ``--session`` seconds (default 60) with a slider move every
-``--change-every`` seconds (default 2). ``--kernel-only`` stops there;
-``--browser-only`` skips it.
+``--change-every`` seconds (default 2). With ``--fast-page`` a page is
+simulated that reports each frame drawn as soon as it is sent (a page that
+keeps up, as one with a graphics processor does): such a page paces the frames
+(``nbembed/widget/pacing.py``) and they are not held to the stream's byte limit.
+``--kernel-only`` stops there; ``--browser-only`` skips it.
 The **render only** column measures the page alone: the widget's module
 in the fake-model page of the tests, fed new positions from JavaScript as
 soon as the previous ones are drawn (no Python, no network). ``--render-only``
@@ -369,10 +372,14 @@ def measure_kernel_only(method, n, args):
             value = ex.run.params_in_effect().get(name)
             sent.append((time.perf_counter(), change["new"], value))
         ex.observe(record, names="iteration")
+        if args.fast_page:
+            ex.observe(lambda change: ex._page_drew(change["new"]), names="frame_id")
+            ex._page_drew(ex.frame_id)
         frames, iterations, start = ex.frames_sent, ex.run.iteration, time.perf_counter()
         time.sleep(args.seconds)
         span = time.perf_counter() - start
-        result = {"method": method, "n": n, "fps": (ex.frames_sent - frames) / span,
+        result = {"method": method, "n": n, "fast_page": args.fast_page,
+                  "fps": (ex.frames_sent - frames) / span,
                   "iterations": (ex.run.iteration - iterations) / span}
         latencies = []
         for k, value in enumerate((list(values) * (args.changes + 1))[:args.changes + 1]):
@@ -482,6 +489,9 @@ def main(argv=None):
                              "(default 60; 0 skips it)")
     parser.add_argument("--change-every", type=float, default=2.0,
                         help="seconds between slider moves in that session (default 2)")
+    parser.add_argument("--fast-page", action="store_true",
+                        help="kernel alone: simulate a page that reports each frame drawn "
+                             "as soon as it is sent")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.viewport.lower().split("x"))
 

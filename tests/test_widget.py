@@ -1525,3 +1525,16 @@ def test_step_sizer_amortizes_a_fixed_cost_per_call():
             sizer.update(k, per_call + per_iteration * k)
         assert abs(sizer.k - expected) <= 0.1 * expected, (per_call, sizer.k)
         assert per_call + per_iteration * sizer.k <= MAX_STEP_SECONDS + 1e-9
+
+
+def test_step_sizer_keeps_one_iteration_a_call_when_one_is_already_too_long():
+    from nbembed.widget.worker import MAX_STEP_SECONDS, StepSizer
+
+    # Every iteration the run completes should reach the page, so a call never
+    # takes two when one already lasts longer than any call may.
+    sizer = StepSizer(step_seconds=0.03)
+    sizer.update(1, 20.0)  # the first call compiles: ignored
+    for _ in range(50):
+        assert sizer.k == 1
+        sizer.update(1, 3 * MAX_STEP_SECONDS)
+    assert sizer.k == 1

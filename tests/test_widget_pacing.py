@@ -22,7 +22,7 @@ class Clock:
 def test_without_reports_every_frame_may_go():
     pacer = PagePacer(ahead=2, silence=5.0, clock=Clock())
     assert all(pacer.allows(sent) for sent in range(50))
-    assert pacer.drawn is None
+    assert pacer.drawn is None and not pacer.pacing
 
 
 def test_after_a_report_at_most_two_frames_go_ahead_of_the_page():
@@ -54,11 +54,28 @@ def test_a_silent_page_gets_one_frame_per_silence():
 def test_frames_are_not_paced_while_a_cell_runs():
     pacer = PagePacer(ahead=2, silence=5.0, clock=Clock())
     pacer.report(1)
-    assert not pacer.allows(10)
+    assert not pacer.allows(10) and pacer.pacing
     pacer._cell_started()
-    assert pacer.allows(10)
+    assert pacer.allows(10) and not pacer.pacing
     pacer._cell_ended()
-    assert not pacer.allows(10)
+    assert not pacer.allows(10) and pacer.pacing
+
+
+def test_frames_a_page_paces_are_not_held_to_the_byte_limit(make_explorer, monkeypatch):
+    from nbembed.widget import frames
+
+    ex = make_explorer(frame_rate=20, autostart=False)
+    wait_for(lambda: ex.run is not None and ex.frames_sent >= 1)
+    ex._frame_bytes = 4000  # as after a frame of 1000 points that all moved
+    # A limit that allows one such frame a second.
+    monkeypatch.setattr(frames, "MAX_STREAM_BYTES_PER_SECOND", 4000.0)
+    assert ex._publish_interval() == pytest.approx(1.0)
+    ex._page_drew(ex.frame_id)  # a page reports: it paces the frames from now on
+    assert ex._publish_interval() == pytest.approx(1 / 20)
+    ex._pacer._cell_started()  # its reports cannot be read while a cell runs
+    assert ex._publish_interval() == pytest.approx(1.0)
+    ex._pacer._cell_ended()
+    assert ex._publish_interval() == pytest.approx(1 / 20)
 
 
 def test_the_report_message_is_checked():

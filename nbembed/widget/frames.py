@@ -5,8 +5,9 @@ The worker reports every step (``on_step``) and every change of status
 and sends it to the browser as one frame, projected into the chosen
 :mod:`~nbembed.widget.view` and coloured by the chosen array
 (:mod:`~nbembed.widget.palette`). Frames go out at most ``frame_rate`` times
-a second and at most :data:`MAX_STREAM_BYTES_PER_SECOND`; a frame forced by a
-change always goes out.
+a second; a frame forced by a change always goes out. While a page paces
+them (:mod:`~nbembed.widget.pacing`), frames go as fast as it draws them, up to
+``frame_rate``; otherwise also at most :data:`MAX_STREAM_BYTES_PER_SECOND`.
 
 A frame sets these traits in one message (a binary trait only when its bytes
 changed): ``frame_id``; ``_positions``, the points in the plot's normalized
@@ -45,8 +46,11 @@ from .traits import FLOAT32, UINT16, encode, encode_positions, positions_nbytes
 from .view import VIEWS, DisplayMap, PlaneView, normalize, normalization
 from .worker import STEP_SECONDS
 
-#: Upper limit on the bytes per second of position updates: with many points,
-#: frames are sent less often than ``frame_rate``.
+#: Upper limit on the bytes per second of frames that no page paces (none
+#: reports what it draws, or a cell runs and its reports cannot be read): with
+#: many points, such frames are sent less often than ``frame_rate``. A page that
+#: paces the frames bounds them itself, and with 10^6 points (4 MB a frame) this
+#: limit would hold back every other iteration.
 MAX_STREAM_BYTES_PER_SECOND = 8e6
 
 #: Most frames of credit the stream may save up (see ``FrameStream._frame_allowed``):
@@ -186,9 +190,11 @@ class FrameStream(traitlets.HasTraits):
         self._pacer.report(frame)
 
     def _publish_interval(self):
-        """Seconds between frames: ``frame_rate``'s, or longer where frames the
-        size of the last one (before any, all positions and colours) would
-        exceed ``MAX_STREAM_BYTES_PER_SECOND``."""
+        """Seconds between frames: ``frame_rate``'s or, unless a page paces the
+        frames, longer where frames the size of the last one (before any, all
+        positions and colours) would exceed ``MAX_STREAM_BYTES_PER_SECOND``."""
+        if self._pacer.pacing:
+            return 1.0 / self.frame_rate
         payload = self._frame_bytes
         if payload is None:
             payload = positions_nbytes(self._n) + self._n * UINT16.itemsize

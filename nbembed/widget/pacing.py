@@ -66,6 +66,14 @@ class PagePacer:
         """The newest ``frame_id`` a page reported drawn (None before any report)."""
         return self._drawn
 
+    @property
+    def pacing(self):
+        """Whether a page's reports bound the frames now (one reports and no cell
+        runs): then at most ``ahead`` frames are on their way to it, whatever
+        their size."""
+        with self._lock:
+            return self._drawn is not None and not self._cell_running
+
     def report(self, frame):
         """A page has drawn frame number ``frame``."""
         with self._lock:

@@ -135,8 +135,12 @@ class StepSizer:
         budget = min(MAX_STEP_SECONDS, max(self.step_seconds, 3 * c))
         planned = math.floor((budget - c) / g) if budget > c else 1
         k_next = int(max(1, min(planned, 2 * k, MAX_STEP)))
-        if k_next == k and np.ptp(ks) == 0 and k < MAX_STEP:
-            k_next = k + max(1, k // 2)  # vary k once so that c and g can be told apart
+        # Vary k once so that c and g can be told apart; not when a call of k
+        # iterations already takes as long as any call may, where more iterations
+        # a call are never planned (with 10^6 points one iteration takes 0.3 s,
+        # and each varied call would hide an iteration from the page).
+        if k_next == k and np.ptp(ks) == 0 and k < MAX_STEP and elapsed < MAX_STEP_SECONDS:
+            k_next = k + max(1, k // 2)
         self.k = k_next
         return k_next
 

@@ -101,7 +101,8 @@ def _as_if_large():
 
 def _annotations_aside():
     """A must-link group worked out beside a large run, as the Explorer does from
-    ``ANNOTATIONS_ASIDE_MIN_N`` points (serial twins of the mixing kernels)."""
+    ``ANNOTATIONS_ASIDE_MIN_N`` points (serial twins of the mixing kernels), and
+    the spatial order renewed in pieces, as in the Explorer's runs."""
     import scipy.sparse as sp
 
     from . import Annotations
@@ -117,6 +118,10 @@ def _annotations_aside():
                                        dtype=dtype, repulsion="fft")
             Yt = rng.normal(size=(2, N_POINTS)).astype(dtype)
             run.gradient(Yt, np.empty_like(Yt))  # the spatial order
+            run.spread_renewals = True
+            run.iteration = hssne.REORDER_EVERY
+            for _ in range(hssne.RENEWAL_PIECES):  # renewed in pieces
+                run.gradient(Yt, np.empty_like(Yt))
             annotations = Annotations(N_POINTS)
             annotations.add_must_link(np.arange(0, N_POINTS, 7))
             run.prepare_annotations(annotations)()

@@ -125,3 +125,74 @@ def test_a_renewal_at_the_cost_leaves_the_next_gradient_its_repulsion(monkeypatc
     monkeypatch.setattr(hssne_module.HSSNEObjective, "_approximate_repulsion", counted)
     run.step(1)
     assert calls == [61]  # the cost after this step only; its gradient took the cost's
+
+
+@pytest.mark.parametrize("pieces", [1, 3, 8, 1000])
+def test_a_permutation_in_pieces_ends_as_the_whole_one(pieces):
+    rng = np.random.default_rng(pieces)
+    P = sp.random(300, 300, density=0.05, format="csr", random_state=pieces)
+    order = rng.permutation(300)
+    whole = locality.permute_csr(P.indptr, P.indices, P.data, order)
+    in_pieces = locality.PermutationInPieces(P.indptr, P.indices, P.data, order, pieces)
+    calls = 0
+    while not in_pieces.done:
+        in_pieces.advance()
+        calls += 1
+    assert calls == pieces
+    for ours, expected in zip((in_pieces.indptr, in_pieces.indices, in_pieces.data), whole):
+        np.testing.assert_array_equal(ours, expected)
+    assert in_pieces.data.dtype == np.float32 and in_pieces.advance()
+
+
+def _live_and_plain(monkeypatch, X, **params):
+    monkeypatch.setattr(hssne_module, "LOCAL_ORDER_MIN_N", 500)
+    monkeypatch.setattr(hssne_module, "REORDER_EVERY", 30)
+    monkeypatch.setattr(hssne_module, "RENEWAL_PIECES", 4)
+    params = dict(affinity="knn", repulsion="fft", max_iter=120, early_exaggeration_iter=40,
+                  random_state=0, **params)
+    live = HSSNE(**params).prepare(X)
+    live.prefer_even_steps()
+    return live, HSSNE(**params).prepare(X)
+
+
+def test_a_live_run_spreads_the_renewal_of_its_order_over_gradients(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    live, plain = _live_and_plain(monkeypatch, X)
+    assert live.objective.spread_renewals and not plain.objective.spread_renewals
+    seen = []  # (iteration, the order's since, a renewal under way) after each step
+    for _ in range(40):
+        live.step(1, record_last=False)
+        seen.append((live.iteration, live.objective._local.since,
+                     live.objective._renewal is not None))
+    # The first order is made at once. The one due at iteration 30 is not begun by
+    # the cost recorded there but by the next gradient, and copied in 4 pieces, the
+    # last with the gradient of iteration 33; from then on the run reads it.
+    assert [s for s in seen if 30 <= s[0] <= 35] == [
+        (30, 0, False), (31, 0, True), (32, 0, True), (33, 0, True), (34, 30, False),
+        (35, 30, False)]
+    plain.step(40, record_last=False)
+    np.testing.assert_allclose(live.embedding, plain.embedding, rtol=1e-6,
+                               atol=1e-6 * np.ptp(plain.embedding))
+
+
+def test_a_must_link_change_drops_a_renewal_under_way(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    live, _ = _live_and_plain(monkeypatch, X)
+    live.step(33, record_last=False)
+    assert live.objective._renewal is not None
+    live.set_annotations(y=np.where(np.arange(700) < 20, np.arange(700) % 2, -1))
+    assert live.objective._renewal is None  # it copied the P~ of before
+    live.step(3, record_last=False)
+    local = live.objective._local
+    P = live.objective.P_mixed
+    expected = locality.permute_csr(P.indptr, P.indices, P.data, local.order)
+    for ours, whole in zip((local.indptr, local.indices, local.data), expected):
+        np.testing.assert_array_equal(ours, whole)
+
+
+def test_without_memory_for_a_second_copy_a_live_run_renews_at_once(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(700, 6))
+    live, _ = _live_and_plain(monkeypatch, X)
+    monkeypatch.setattr(hssne_module, "available_bytes", lambda: 0)
+    live.step(31, record_last=False)
+    assert live.objective._renewal is None and live.objective._local.since == 30

@@ -73,6 +73,7 @@ class FakeRun(Run):
         self.n_iter = n_iter
         self.iteration = 0
         self.history = []
+        self.even_steps = False
         self.alpha = 1.0
         self.lambda_ = 0.5
         self.seconds_per_iteration = seconds_per_iteration
@@ -719,6 +720,18 @@ def test_a_forced_frame_does_not_hold_back_the_next_one(make_explorer):
     assert ex.frames_sent == sent + 2
     ex._on_step(run, False)
     assert ex.frames_sent == sent + 2  # the stream is throttled again
+
+
+def test_the_explorer_asks_its_runs_for_even_steps(make_explorer, monkeypatch):
+    monkeypatch.setattr(FakeRun, "prefer_even_steps",
+                        lambda self: setattr(self, "even_steps", True), raising=False)
+    ex = make_explorer()
+    ex.wait(iteration=2)
+    first = ex.run
+    assert first.even_steps
+    ex.restart()
+    wait_for(lambda: ex.run is not None and ex.run is not first and ex.run.iteration > 0)
+    assert ex.run.even_steps
 
 
 def test_pause_resume_stop(make_explorer):

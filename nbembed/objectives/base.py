@@ -104,6 +104,11 @@ class Objective:
         """Use these labels and constraints from now on (objectives that read
         none ignore them)."""
 
+    #: Whether work that would stall one evaluation is spread over several, where
+    #: the objective has such work (the HSSNE spatial order's renewal); set for
+    #: live runs.
+    spread_renewals = False
+
     #: Whether the objective has a ``prepare_annotations`` worth a thread of its own
     #: (see :meth:`nbembed.objectives.hssne.HSSNEObjective.prepare_annotations`);
     #: runs call it only then.

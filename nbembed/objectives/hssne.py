@@ -21,7 +21,8 @@ from .. import _config
 from .._kernels import hssne as kernels
 from .._kernels.barnes_hut import barnes_hut_repulsion
 from .._kernels.interpolation import grid_shift, interpolation_repulsion
-from .._kernels.locality import morton_order, permute_csr, put_columns, take_columns
+from .._kernels.locality import (PermutationInPieces, morton_order, permute_csr, put_columns,
+                                 take_columns)
 from .._memory import Room, available_bytes
 from ..affinity import mix_must_links, must_link_share
 from ..affinity.constraints import MustLinks, semi_supervised_groups
@@ -109,6 +110,13 @@ LOCAL_ORDER_MIN_N = 50_000
 #: --run). At 10^5 points, lassos of 10^4, all of it took 0.17-0.31 s in the run.
 ANNOTATIONS_ASIDE_MIN_N = 200_000
 REORDER_EVERY = 100
+
+#: Gradients over which a live run (``spread_renewals``) renews its spatial
+#: order: at 10^6 points copying P~ into a new order took 0.75-1.25 s, which
+#: stalled the Explorer for one iteration every ``REORDER_EVERY``. In 16 pieces
+#: (into new memory, whose first writes the system makes slow) those iterations
+#: took 0.44-0.59 s instead of 0.31 s, and none more than 0.85 s.
+RENEWAL_PIECES = 16
 
 #: Entries of P summed at a time by the sparse cost's sum of p log p.
 P_LOG_P_PIECE = 1 << 20
@@ -267,6 +275,10 @@ class HSSNEObjective(Objective):
         self._mixed_rooms = (Room(), Room(), Room())
         self._local_rooms = (Room(), Room(), Room())
         self._local = None
+        # spread_renewals (class attribute False): set for live runs, a renewal of
+        # the spatial order is then spread over RENEWAL_PIECES gradients in memory
+        # of its own, where the system has it, instead of made at once.
+        self._renewal = None  # (PermutationInPieces, since) while a spread renewal lasts
         self._mix()
 
     def _mix(self, rows=None):
@@ -283,6 +295,7 @@ class HSSNEObjective(Objective):
             self.P_mixed = sp.csr_matrix(self.P_mixed)
         self._p_log_p = None  # computed with the next cost: P~ may change again first
         self._P_cast = None  # made when first needed: large runs use the local order's
+        self._renewal = None  # it copies the P~ that was
         # The spatial order stays (P~ changed, not the embedding); its copy of P~
         # is made again when next used.
         self._local_is_stale = True
@@ -366,6 +379,7 @@ class HSSNEObjective(Objective):
         """Make P~ worked out aside the run's; the memory of the last one is let go."""
         self.P_mixed = mixed.matrix
         self._mixed_rooms = mixed.rooms
+        self._renewal = None  # it copies the P~ that was
         self._p_log_p = mixed.p_log_p
         self._P_cast = None
         local = self._local
@@ -457,11 +471,43 @@ class HSSNEObjective(Objective):
         if self.repulsion == "exact" or self.n_samples < LOCAL_ORDER_MIN_N:
             return None
         local = self._local
-        if renew and (local is None or self.iteration - local.since >= REORDER_EVERY):
-            local = self._in_order(morton_order(Yt), self.iteration)
+        if renew and self._renewal is not None:
+            local = self._advance_renewal()
+        elif renew and (local is None or self.iteration - local.since >= REORDER_EVERY):
+            order = morton_order(Yt)
+            if local is not None and not self._local_is_stale and self._room_to_spread(order):
+                P = self.P_mixed
+                self._renewal = (PermutationInPieces(P.indptr, P.indices, P.data, order,
+                                                     RENEWAL_PIECES), self.iteration)
+                local = self._advance_renewal()
+            else:
+                local = self._in_order(order, self.iteration)
         elif local is not None and self._local_is_stale:
             local = self._in_order(local.order, local.since)
         return local
+
+    def _room_to_spread(self, order):
+        """Whether this renewal to ``order`` is spread (:attr:`spread_renewals`)
+        and the system has memory for a second copy of P~ in the spatial order
+        (with a quarter to spare) while the run reads its own."""
+        if not self.spread_renewals:
+            return False
+        available = available_bytes()
+        P = self.P_mixed
+        needed = P.nnz * (P.indices.itemsize + 4) + order.size * (8 + P.indices.itemsize)
+        return available is None or available >= 1.25 * needed
+
+    def _advance_renewal(self):
+        """Copy the next piece of a spread renewal; once it is whole, the run's
+        order is the new one, and the memory of the last copy goes."""
+        renewal, since = self._renewal
+        if renewal.advance():
+            self._renewal = None
+            self._local = None
+            self._local_rooms = (Room(), Room(), Room())
+            self._local = LocalOrder(renewal.order, since, renewal.indptr, renewal.indices,
+                                     renewal.data)
+        return self._local
 
     def _in_order(self, order, since):
         """P~ in the spatial ``order`` (made at iteration ``since``), kept as the local order."""
@@ -548,8 +594,11 @@ class HSSNEObjective(Objective):
         if self.repulsion != "exact":
             # P_mixed is sparse on the approximate paths. A spatial order due for
             # renewal is renewed here, so that the next gradient, at the same
-            # embedding, reuses this repulsion (it would not in another order).
-            Yl, indptr, indices, data, _ = self._in_local_order(Yt, None, renew=True)
+            # embedding, reuses this repulsion (it would not in another order);
+            # a spread renewal begins with that gradient and keeps the order
+            # until it ends, so the cost does not wait for its first piece.
+            Yl, indptr, indices, data, _ = self._in_local_order(
+                Yt, None, renew=not self.spread_renewals)
             z = self._repulsion_at(Yl)[0]
             p_log_h = kernels.sparse_p_log_h(Yl, indptr, indices, data, self.alpha)
         else:

@@ -266,6 +266,11 @@ class Run:
         """
         return self
 
+    def prefer_even_steps(self):
+        """The run is stepped live (the Explorer's worker calls this): work that
+        would stall one iteration is spread over several where the run can, at
+        the price of memory. Nothing here."""
+
     #: Whether :meth:`prepare_annotations` does work worth a thread of its own
     #: (the Explorer's worker then calls it in one while the run goes on).
     annotations_aside = False

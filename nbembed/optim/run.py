@@ -183,6 +183,11 @@ class ObjectiveRun(Run):
             self._objective_changed()
         return self
 
+    def prefer_even_steps(self):
+        """Spread the objective's renewals over several iterations where it has
+        any (``spread_renewals``; see :meth:`nbembed.optim.protocol.Run.prefer_even_steps`)."""
+        self.objective.spread_renewals = True
+
     @property
     def annotations_aside(self):
         """bool: Whether the objective's :meth:`prepare_annotations` is worth a

@@ -419,6 +419,7 @@ class RunWorker:
             self._set_status("preparing")
             old, self.run = self.run, None
             self.run = self._prepare()
+            self.run.prefer_even_steps()
             self._carry_pins(old, self.run)
             self._budget = 0
             self._sizer.reset()
@@ -487,6 +488,7 @@ class RunWorker:
             on_done(err)
             return
         self.run = new
+        new.prefer_even_steps()
         self._carry_pins(old, new)
         self._budget = self.extra_iterations if new.done else 0
         self._sizer.reset()

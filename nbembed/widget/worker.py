@@ -98,6 +98,14 @@ def _compile_every_form():
         logger.exception("nbembed Explorer: compiling the kernels of other alphas failed")
 
 
+def _prefer_even_steps(run):
+    """Tell ``run`` that it is stepped live (``Run.prefer_even_steps``), where it
+    has that method: a run need only follow the protocol, not derive from it."""
+    prefer = getattr(run, "prefer_even_steps", None)
+    if prefer is not None:
+        prefer()
+
+
 class StepSizer:
     """Chooses ``k`` for the next ``run.step(k)`` from the durations of the last calls.
 
@@ -419,7 +427,7 @@ class RunWorker:
             self._set_status("preparing")
             old, self.run = self.run, None
             self.run = self._prepare()
-            self.run.prefer_even_steps()
+            _prefer_even_steps(self.run)
             self._carry_pins(old, self.run)
             self._budget = 0
             self._sizer.reset()
@@ -488,7 +496,7 @@ class RunWorker:
             on_done(err)
             return
         self.run = new
-        new.prefer_even_steps()
+        _prefer_even_steps(new)
         self._carry_pins(old, new)
         self._budget = self.extra_iterations if new.done else 0
         self._sizer.reset()

@@ -590,15 +590,3 @@ def sparse_p_log_h(Yt, indptr, indices, pvalues, alpha):
                 acc += values[t] * x[t]
             rows[i] = -acc / alpha
     return ordered_sum(rows)
-    for i in prange(n):
-        start = indptr[i]
-        length = indptr[i + 1] - start
-        # Gather first, then a contiguous loop that LLVM vectorizes, logarithm included.
-        x = np.empty(length)
-        for t in range(length):
-            x[t] = 1.0 + alpha * _sq_dist(Yt, i, indices[start + t])
-        acc = 0.0
-        for t in range(length):
-            acc += pvalues[start + t] * log_positive(x[t])
-        rows[i] = -acc / alpha
-    return ordered_sum(rows)

@@ -1,6 +1,7 @@
 """Folds of the labelled points for choices made by cross-validation on them
 (Mbed's input width and spreading graph, HSSNE's must-link weight), and the
-weights that count their errors."""
+measures that score the held-out labels: error rates and, for two classes,
+the area under the ROC curve."""
 
 from __future__ import annotations
 
@@ -64,3 +65,31 @@ def error_rate(missed, total):
     missed the same labels must tie, so that the tie-breaks decide.
     """
     return np.round(np.asarray(missed, dtype=float) / total, 12)
+
+
+def weighted_auc(scores, positive, weights):
+    """The area under the ROC curve of ``scores`` for telling ``positive`` points apart.
+
+    The chance that a positive point scores above a negative one, every pair
+    weighted by the product of the two points' weights; a tie counts half.
+    It depends on the order of the scores only, so scores on different scales
+    (an embedding's memberships, a spreading's probabilities) compare alike.
+
+    Parameters
+    ----------
+    scores : ndarray (m,)
+    positive : ndarray of bool (m,)
+    weights : ndarray (m,)
+        Non-negative; each class needs a positive total.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0.5 for scores that say nothing.
+    """
+    values, rank = np.unique(np.asarray(scores, dtype=float), return_inverse=True)
+    weights = np.asarray(weights, dtype=float)
+    pos = np.bincount(rank, weights=np.where(positive, weights, 0.0), minlength=values.size)
+    neg = np.bincount(rank, weights=np.where(positive, 0.0, weights), minlength=values.size)
+    below = np.cumsum(neg) - neg  # negative weight under each score value
+    return float(pos @ (below + 0.5 * neg) / (pos.sum() * neg.sum()))

@@ -3,10 +3,10 @@ labelled points (``sigma="cv"``, the default with many classes, docs/mbed.md).""
 
 import numpy as np
 import pytest
-from sklearn.metrics import pairwise_distances
+from sklearn.metrics import pairwise_distances, roc_auc_score
 
 from conftest import load_shared
-from nbembed._folds import class_balanced_weights, stratified_folds
+from nbembed._folds import class_balanced_weights, stratified_folds, weighted_auc
 from nbembed.affinity.fixed_width import default_sigma
 from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed
 from test_mbed import blobs, small
@@ -41,6 +41,31 @@ def test_class_balanced_weights_give_every_class_the_same_total():
     # equally many labels of equal weight per class: the plain rate
     same = class_balanced_weights(np.ones(6), np.repeat([0, 1, 2], 2))
     np.testing.assert_allclose(same * 2, 1.0)
+
+
+def pairwise_auc(scores, positive, weights):
+    """The weighted area under the ROC curve over every (positive, negative) pair."""
+    pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
+    above = np.sign(scores[pos][:, None] - scores[neg][None, :])
+    pair_weights = np.outer(weights[pos], weights[neg])
+    return float(np.sum(pair_weights * (above + 1) / 2) / pair_weights.sum())
+
+
+def test_weighted_auc_counts_every_pair_and_ties_half(rng):
+    scores = rng.integers(0, 6, 40) / 5.0  # many ties
+    positive = rng.random(40) < 0.4
+    weights = rng.random(40) + 0.1
+    assert weighted_auc(scores, positive, weights) == pytest.approx(
+        pairwise_auc(scores, positive, weights), abs=1e-12)
+    assert weighted_auc(scores, positive, weights) == pytest.approx(
+        roc_auc_score(positive, scores, sample_weight=weights), abs=1e-12)
+    # only the order counts
+    assert weighted_auc(np.exp(3 * scores), positive, weights) == pytest.approx(
+        weighted_auc(scores, positive, weights), abs=1e-12)
+    separated = np.where(positive, 1.0, 0.0)
+    assert weighted_auc(separated, positive, weights) == 1.0
+    assert weighted_auc(-separated, positive, weights) == 0.0
+    assert weighted_auc(np.zeros(40), positive, weights) == 0.5
 
 
 @pytest.mark.parametrize("K, labels, expected", [

@@ -7,9 +7,9 @@ import pytest
 from nbembed._folds import stratified_folds
 from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, SPREAD_ALPHA, \
     SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, \
-    knn_graph, nested_spreading_error, spread_labels
+    knn_graph, nested_spreading, spread_labels
 from nbembed.affinity.perplexity import nearest_neighbors
-from nbembed.methods.mbed import Mbed, spreading_classifies_better
+from nbembed.methods.mbed import Mbed, spreading_classifies_better, spreading_ranks_better
 from test_mbed import blobs, small
 
 
@@ -256,17 +256,25 @@ def test_class_masses_are_normalized_where_a_class_has_few_labels():
     assert error(True) < 0.15 and error(False) > 0.4
 
 
-def test_nested_spreading_error_makes_the_choice_inside_each_fold(rng):
+def test_nested_spreading_makes_the_choice_inside_each_fold(rng):
     X, y = blobs(rng, n_per=40, K=3, gap=3.0)
     targets = np.zeros((len(y), 3))
     labelled = np.flatnonzero(np.arange(len(y)) % 4 == 0)
     targets[labelled, y[labelled]] = 1.0
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(0))
     _, idx = nearest_neighbors(X, 15)
-    nested = nested_spreading_error(idx, targets, folds, np.random.RandomState(5))
+    measured = nested_spreading(idx, targets, folds, np.random.RandomState(5))
+    nested = measured.error
     reference = reference_nested_error(X, targets, folds, np.random.RandomState(5),
                                        SPREAD_NEIGHBOR_CANDIDATES, SPREAD_ALPHA_CANDIDATES)
     assert nested == pytest.approx(reference, abs=1e-12)
+    # each labelled point's probabilities from the spreading that did not see its
+    # label: rows of a distribution whose misses make the error
+    classes = y[labelled]
+    assert measured.held_out.shape == (labelled.size, 3)
+    np.testing.assert_allclose(measured.held_out.sum(axis=1), 1.0)
+    assert nested == pytest.approx(
+        mean_class_error(measured.held_out.argmax(axis=1) != classes, classes), abs=1e-12)
     # the smallest error of the plain choice never promises more than the nested one
     # can keep on the same folds, and here promises less
     assert choose_spreading(idx, targets, folds).error <= nested
@@ -317,12 +325,16 @@ def test_two_classes_compare_the_map_at_the_papers_width_with_the_spreading(rng)
     # the spreading's error is that of its choice made inside each fold: never
     # below the smallest of its table on the same folds
     assert np.nanmin(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
+    # two classes: the areas under the ROC curve of the held-out labels decide
+    areas = model.labels_cv_auc_
+    assert areas["spreading"] > 0.95 and areas["map"] < areas["spreading"]
     assert model.labels_source_ == "spreading"
     assert np.mean(model.labels_[partial < 0] != y[partial < 0]) < 0.02
     # the same map either way: the choice touches labels_ only
     np.testing.assert_array_equal(model.embedding_, paper.embedding_)
     # the paper's width asked for: nothing is validated, the labels are the map's
     assert paper.sigma_candidates_ is None and paper.labels_cv_errors_ is None
+    assert paper.labels_cv_auc_ is None
     assert paper.labels_source_ == "map"
 
 
@@ -333,6 +345,26 @@ def test_spreading_classifies_better_when_it_missed_fewer_held_out_labels():
     assert not spreading_classifies_better(0.1, 0.1)
     assert not spreading_classifies_better(0.0, 0.0)
     assert not spreading_classifies_better(0.05, 0.15)
+
+
+def test_spreading_ranks_better_when_its_area_is_larger():
+    assert spreading_ranks_better(0.7, 0.9)
+    # a tie keeps the map, and so does a map that ranks better
+    assert not spreading_ranks_better(0.8, 0.8)
+    assert not spreading_ranks_better(1.0, 1.0)
+    assert not spreading_ranks_better(0.9, 0.7)
+
+
+def test_two_classes_keep_the_map_where_it_ranks_the_held_out_labels_better(rng):
+    # Two well separated blobs: the map ranks every held-out label right, and a
+    # tie of the areas keeps it.
+    X, y = blobs(rng, n_per=40, K=2, gap=8.0)
+    partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
+    model = small(2).fit(X, partial)
+    assert model.labels_cv_auc_["map"] == 1.0
+    assert model.labels_cv_auc_["map"] >= model.labels_cv_auc_["spreading"]
+    assert model.labels_source_ == "map"
+    np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
 
 
 def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng):
@@ -370,6 +402,7 @@ def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
     model = small(3).fit(X, partial)
     assert model.anneal_start_ == "labels" and model.sigma_cv_errors_ is not None
     assert model.labels_source_ == "map"
+    assert model.labels_cv_auc_ is None  # more than two classes: the error rates decide
     np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
     # without a cross-validated sigma there is nothing to compare: the map's
     fixed = small(3, sigma=2.0).fit(X, partial)

@@ -21,8 +21,8 @@ labels diffuse (alpha) matters next: Zhou et al.'s 0.99 lets them travel far,
 which suits classes that are long connected manifolds, 0.9 keeps each label
 closer to home, which suits classes that overlap. :func:`choose_spreading`
 picks both, and whether to normalize the class masses, from the labels alone,
-by cross-validation on the labelled points; :func:`nested_spreading_error`
-estimates the error of that choice itself.
+by cross-validation on the labelled points; :func:`nested_spreading` estimates
+the error of that choice itself.
 """
 
 from __future__ import annotations
@@ -212,9 +212,19 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
                            compared, errors)
 
 
-def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
-                           alphas=SPREAD_ALPHA_CANDIDATES):
-    """The error rate on held-out labels of spreading with a chosen setting.
+class NestedSpreading(NamedTuple):
+    """What :func:`nested_spreading` measured."""
+
+    #: The weighted error rate over all labelled points.
+    error: float
+    #: Class probabilities of each labelled point when its fold was hidden,
+    #: shape (n_labelled, K), in the order of the labelled rows.
+    held_out: np.ndarray
+
+
+def nested_spreading(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
+                     alphas=SPREAD_ALPHA_CANDIDATES):
+    """The error on held-out labels of spreading with a chosen setting.
 
     The error :func:`choose_spreading` measured for its choice is the best
     of many candidates measured on the same held-out points, so it promises
@@ -234,15 +244,18 @@ def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHB
 
     Returns
     -------
-    float
-        The weighted error rate over all labelled points (every class's
-        labels weighing the same in all).
+    NestedSpreading
+        ``error``, the weighted error rate over all labelled points (every
+        class's labels weighing the same in all), and ``held_out``, each
+        labelled point's class probabilities from the spreading that did not
+        see its label.
     """
     scoring = _scoring_weights(targets)
     labelled = np.flatnonzero(scoring > 0)
     classes = targets[labelled].argmax(axis=1)
     n_folds = np.unique(folds).size
     wrong = 0.0
+    held_out = np.zeros((labelled.size, targets.shape[1]))
     for fold in np.unique(folds):
         inside = folds != fold
         hidden = labelled[~inside]
@@ -251,6 +264,8 @@ def nested_spreading_error(indices, targets, folds, rng, neighbors=SPREAD_NEIGHB
         inner = stratified_folds(classes[inside], n_folds, rng)
         choice = choose_spreading(indices, kept, inner, neighbors, alphas)
         graph = knn_graph(indices[:, :choice.k])
-        misses = _held_out_misses(graph, choice.alpha, targets, hidden, scoring)
-        wrong += misses[CLASS_MASS_CANDIDATES.index(choice.class_mass)]
-    return float(error_rate(wrong, scoring[labelled].sum()))
+        probabilities = class_probabilities(spread_scores(graph, kept, choice.alpha),
+                                            choice.class_mass)[hidden]
+        held_out[~inside] = probabilities
+        wrong += scoring[hidden] @ (probabilities.argmax(axis=1) != classes[~inside])
+    return NestedSpreading(float(error_rate(wrong, scoring[labelled].sum())), held_out)

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from .. import _config
 from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
-from .._folds import class_balanced_weights, error_rate, stratified_folds
+from .._folds import class_balanced_weights, error_rate, stratified_folds, weighted_auc
 from .._kernels import mbed as kernels
 from .._validation import check_annotations, check_auto_or_number, check_dense_allowed, \
     check_labels, check_number, check_option, check_random_state, series_values
@@ -39,7 +39,7 @@ from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
     SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, knn_graph, \
-    nested_spreading_error, spread_labels
+    nested_spreading, spread_labels
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -81,6 +81,19 @@ def spreading_classifies_better(map_error, spread_error):
     the two did about as well on the held-out labels (see docs/mbed.md).
     """
     return spread_error < map_error
+
+
+def spreading_ranks_better(map_auc, spread_auc):
+    """Whether held-out labels of two classes say the spread labels rank them better.
+
+    Both are areas under the ROC curve of the score of the second class on the
+    same folds of labelled points (:func:`~nbembed._folds.weighted_auc`). The
+    spreading wins when its area is larger; a tie keeps the map. With two
+    classes and ten labels each, an error rate counts 20 hits and misses
+    while the area compares 100 pairs, and a map whose few misses are
+    confident ones shows as what it is (see docs/mbed.md, "Two classes").
+    """
+    return spread_auc > map_auc
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -178,8 +191,10 @@ class Mbed(EmbeddingEstimator):
         "map". It runs with at least 6 labelled points when sigma,
         ``spread_neighbors`` and ``spread_alpha`` are "auto" and, with K > 2,
         the labels start the annealing; with two classes the map is then
-        validated at the paper's width. The map, its memberships and
-        ``predict`` are Mbed's in every case.
+        validated at the paper's width, and "better" is a larger area under
+        the ROC curve of the held-out labels (:func:`spreading_ranks_better`;
+        ``labels_cv_auc_``). The map, its memberships and ``predict`` are
+        Mbed's in every case.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -290,8 +305,13 @@ class Mbed(EmbeddingEstimator):
         (``"spreading"``). The map's is that of the chosen width; the
         spreading's that of its chosen setting when the width was chosen
         among several too, else that of the choice made inside each fold
-        (:func:`~nbembed.affinity.label_spreading.nested_spreading_error`), so
+        (:func:`~nbembed.affinity.label_spreading.nested_spreading`), so
         that both are measured alike. None where nothing was compared.
+    labels_cv_auc_ : dict or None
+        With two classes, what decided between the map and the spread labels:
+        the areas under the ROC curve of the held-out labels, ranked by the
+        map's membership of the second class and by its spread probability,
+        on the same folds as ``labels_cv_errors_``. None otherwise.
     directions_ : ndarray (n_classes, n_components)
         The class directions w_k.
     cost_ : float
@@ -462,7 +482,8 @@ class Mbed(EmbeddingEstimator):
         validate_map = (rule == "quantile" and self.sigma == "auto" and labels_from == "auto"
                         and folds is not None and spreading_searched)
         self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
-        self.spread_class_mass_ = self._spread_error = self._spread_nested_error = None
+        self.spread_class_mass_ = self._spread_error = self._spread_nested = None
+        self._map_held_out = None
         graph = None
         if self.anneal_start_ == "labels" or validate_map:
             graph = self._spread_graph(X, soft * weights[:, None], folds,
@@ -501,9 +522,12 @@ class Mbed(EmbeddingEstimator):
         """Set ``labels_source_`` (and the spread labels) from ``labels_from``: with
         "auto", "spreading" when the cross-validation of both the map (the chosen
         sigma) and the spreading (the chosen graph), on the same folds, says the
-        spread labels classify better (:func:`spreading_classifies_better`)."""
+        spread labels classify better: their error rate is lower
+        (:func:`spreading_classifies_better`) or, with two classes and the map
+        validated at one width, their area under the ROC curve is larger
+        (:func:`spreading_ranks_better`)."""
         self.labels_source_ = "map"
-        self.labels_cv_errors_ = None
+        self.labels_cv_errors_ = self.labels_cv_auc_ = None
         self._spread_labels = None
         if labels_from == "map":
             return
@@ -515,14 +539,27 @@ class Mbed(EmbeddingEstimator):
             # like with like: the best of several widths against the best of
             # several spreadings, a single width against the spreading's choice
             # made inside each fold
-            spread_error = (self._spread_error if len(self.sigma_candidates_) > 1
-                            else self._spread_nested_error)
+            one_width = len(self.sigma_candidates_) == 1
+            spread_error = self._spread_nested.error if one_width else self._spread_error
             self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
-            if not spreading_classifies_better(map_error, spread_error):
-                return
-            logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map and "
-                        "%.1f%% by spreading them; labels_ are the spread labels.",
-                        100 * map_error, 100 * spread_error)
+            if one_width and soft.shape[1] == 2:
+                labelled = weights > 0
+                second = soft[labelled].argmax(axis=1) == 1
+                map_auc, spread_auc = (
+                    weighted_auc(held_out[:, 1], second, weights[labelled])
+                    for held_out in (self._map_held_out, self._spread_nested.held_out))
+                self.labels_cv_auc_ = {"map": map_auc, "spreading": spread_auc}
+                if not spreading_ranks_better(map_auc, spread_auc):
+                    return
+                logger.info("Mbed: held-out labels were ranked with an area under the ROC "
+                            "curve of %.3f in the map and %.3f by spreading them; labels_ "
+                            "are the spread labels.", map_auc, spread_auc)
+            else:
+                if not spreading_classifies_better(map_error, spread_error):
+                    return
+                logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map "
+                            "and %.1f%% by spreading them; labels_ are the spread labels.",
+                            100 * map_error, 100 * spread_error)
         if graph is None:  # nothing spread yet
             graph = self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
@@ -580,6 +617,7 @@ class Mbed(EmbeddingEstimator):
         candidates = self.sigma_ * np.array(factors)
         wrong = np.zeros(len(candidates))
         tested = np.zeros(len(candidates))
+        held_out = np.zeros((len(candidates), labelled.size, soft.shape[1]))
 
         def validate(c, fold):
             hidden = labelled[folds == fold]
@@ -588,8 +626,9 @@ class Mbed(EmbeddingEstimator):
             run = run_for(candidates[c], kept)
             ends = run.schedule.step_ends
             run.step(int(ends[min(SIGMA_CV_STEPS, len(ends)) - 1]))
-            predicted = run.step_memberships[run.selected_step][hidden].argmax(axis=1)
-            wrong[c] += scoring[hidden] @ (predicted != classes[hidden])
+            memberships = run.step_memberships[run.selected_step][hidden]
+            held_out[c, folds == fold] = memberships
+            wrong[c] += scoring[hidden] @ (memberships.argmax(axis=1) != classes[hidden])
             tested[c] += scoring[hidden].sum()
 
         for c in range(len(candidates)):
@@ -603,7 +642,9 @@ class Mbed(EmbeddingEstimator):
         self.sigma_cv_errors_ = rates
         self.sigma_cv_folds_ = np.where(np.isin(np.arange(len(candidates)), kept),
                                         SIGMA_CV_FOLDS, 1)
-        self.sigma_ = float(candidates[kept[np.argmin(rates[kept])]])
+        chosen = kept[np.argmin(rates[kept])]
+        self.sigma_ = float(candidates[chosen])
+        self._map_held_out = held_out[chosen]
         logger.info("Mbed: sigma %.4g by cross-validation (candidates %s, errors %s).",
                     self.sigma_, np.round(candidates, 4), np.round(self.sigma_cv_errors_, 3))
 
@@ -654,7 +695,7 @@ class Mbed(EmbeddingEstimator):
             k, alpha, class_mass = choice.k, choice.alpha, choice.class_mass
             self.spread_cv_errors_, self._spread_error = choice.errors, choice.error
             if nested_rng is not None:
-                self._spread_nested_error = nested_spreading_error(
+                self._spread_nested = nested_spreading(
                     idx, targets, folds, nested_rng, neighbours, alphas)
         else:
             k, alpha = min(n - 1, neighbours[0]), alphas[0]

@@ -164,6 +164,26 @@ def evaluate(name, methods, per_class, draws):
     sys.stdout.flush()
 
 
+def say_each_warning_once():
+    """Show each warning's text once in the whole run.
+
+    With ``warnings.simplefilter("once")`` alone iris's duplicate-rows warning
+    came back with every fit (a change of the filters anywhere, such as a
+    library's ``catch_warnings`` block, can reset the registries "once" relies
+    on); here the texts already shown are kept by the run itself.
+    """
+    shown = set()
+    show = warnings.showwarning
+
+    def show_new(message, category, *args, **kwargs):
+        if (str(message), category) not in shown:
+            shown.add((str(message), category))
+            show(message, category, *args, **kwargs)
+
+    warnings.simplefilter("always")
+    warnings.showwarning = show_new
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sets", default=",".join(SETS), help="comma-separated (default: all)")
@@ -172,7 +192,7 @@ def main(argv=None):
     p.add_argument("--per-class", type=int, default=10, help="labels per class (default 10)")
     p.add_argument("--draws", type=int, default=5, help="label draws (default 5)")
     args = p.parse_args(argv)
-    warnings.simplefilter("once")  # e.g. iris's duplicate rows: said once, not per fit
+    say_each_warning_once()  # e.g. iris's duplicate rows: said once, not per fit
     methods = [m.strip() for m in args.methods.split(",")]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:

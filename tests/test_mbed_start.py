@@ -1,6 +1,8 @@
 """Where Mbed's annealing starts: the paper's restart near the origin, or label
 spreading over the nearest-neighbour graph (for many classes, docs/mbed.md)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -365,6 +367,17 @@ def test_two_classes_keep_the_map_where_it_ranks_the_held_out_labels_better(rng)
     assert model.labels_cv_auc_["map"] >= model.labels_cv_auc_["spreading"]
     assert model.labels_source_ == "map"
     np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
+
+
+def test_two_classes_with_labels_of_one_compare_error_rates(rng):
+    # no area under the ROC curve without labels of both classes: the error
+    # rates decide, as with more classes, and nothing divides by zero
+    X, y = blobs(rng, n_per=40, K=2, gap=8.0)
+    partial = np.where((np.arange(len(y)) % 5 == 0) & (y == 0), 0, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = small(2).fit(X, partial)
+    assert model.labels_cv_auc_ is None and model.labels_cv_errors_ is not None
 
 
 def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng):

@@ -192,9 +192,9 @@ class Mbed(EmbeddingEstimator):
         ``spread_neighbors`` and ``spread_alpha`` are "auto" and, with K > 2,
         the labels start the annealing; with two classes the map is then
         validated at the paper's width, and "better" is a larger area under
-        the ROC curve of the held-out labels (:func:`spreading_ranks_better`;
-        ``labels_cv_auc_``). The map, its memberships and ``predict`` are
-        Mbed's in every case.
+        the ROC curve of the held-out labels where both classes have labels
+        (:func:`spreading_ranks_better`; ``labels_cv_auc_``). The map, its
+        memberships and ``predict`` are Mbed's in every case.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -542,9 +542,11 @@ class Mbed(EmbeddingEstimator):
             one_width = len(self.sigma_candidates_) == 1
             spread_error = self._spread_nested.error if one_width else self._spread_error
             self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
-            if one_width and soft.shape[1] == 2:
-                labelled = weights > 0
-                second = soft[labelled].argmax(axis=1) == 1
+            labelled = weights > 0
+            second = soft[labelled].argmax(axis=1) == 1
+            # an area needs labels of both classes; labels of one alone fall back
+            # to the error rates
+            if one_width and soft.shape[1] == 2 and 0 < np.count_nonzero(second) < second.size:
                 map_auc, spread_auc = (
                     weighted_auc(held_out[:, 1], second, weights[labelled])
                     for held_out in (self._map_held_out, self._spread_nested.held_out))

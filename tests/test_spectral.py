@@ -353,9 +353,11 @@ def test_set_params_before_the_solve_only_stores(blobs):
     run = SSDNE(n_neighbors=5).prepare(X, yp).set_params(gamma=0.5)
     assert run.history == [] and run.gamma == 0.5
     run.step()
+    # A run whose choice was SELF keeps LFDA's label cost as gamma moves.
+    learner = SSLFDA if run.label_cost == "lfda" else SSDNE
     np.testing.assert_allclose(np.abs(run.embedding),
-                               np.abs(SSDNE(n_neighbors=5, gamma=0.5, beta=run.beta,
-                                            hadamard_power=run.hadamard_power)
+                               np.abs(learner(n_neighbors=5, gamma=0.5, beta=run.beta,
+                                              hadamard_power=run.hadamard_power)
                                       .fit(X, yp).embedding_))
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from nbembed import LPP, SELF, SSDNE, SSLFDA
+from nbembed import LPP, SELF, SSDNE, SSLFDA, Annotations
 from nbembed.spectral import selection
 
 from conftest import load_shared
@@ -61,6 +61,99 @@ def test_ties_go_to_the_candidate_leaning_least_on_the_labels():
     assert key(dict(gamma=1.0, beta=0.0), 6, 0.0) > key(dict(gamma=1.0, beta=0.5), 5, 3.0)
 
 
+def _grid_with_twin():
+    """A twin (gamma = 0) and three semi-supervised candidates."""
+    return [dict(gamma=0.0, beta=0.5)] + [dict(gamma=1.0, beta=b) for b in (0.0, 0.01, 0.1)]
+
+
+def test_validated_count_scores_the_search_not_its_luckiest_candidate():
+    candidates = _grid_with_twin()
+    # Three folds. The twin is right on 3 hidden points of each; each
+    # semi-supervised candidate gets one fold all right (4) by luck.
+    n_correct = np.array([[3, 4, 3, 3],
+                          [3, 3, 4, 3],
+                          [3, 3, 3, 4]])
+    margin = np.zeros(n_correct.shape)
+    # Fold 0 is predicted by the choice of folds 1 and 2: candidates 2 and 3 tie
+    # at 7 and the larger beta (3) wins, right on 3 there; fold 1 by candidate 3
+    # (beats 1 on beta), 3 right; fold 2 by candidate 2 (beats 1), 3 right.
+    assert selection.validated_count(candidates, n_correct, margin, [1, 2, 3]) == 9
+    assert selection.validated_count(candidates, n_correct, margin, [0]) == 9
+    best, validated = selection.choose(candidates, n_correct, margin)
+    # Every semi-supervised candidate has 10 right against the twin's 9, but
+    # the search scores no better than the twin: the tie keeps the twin.
+    assert validated == dict(semi_supervised=9, supervised_twin=9)
+    assert best == 0
+
+
+def test_a_consistently_better_semi_supervised_candidate_is_chosen():
+    candidates = _grid_with_twin()
+    n_correct = np.array([[3, 4, 2, 3],
+                          [3, 4, 3, 2],
+                          [3, 4, 3, 3]])
+    best, validated = selection.choose(candidates, n_correct, np.zeros(n_correct.shape))
+    assert validated == dict(semi_supervised=12, supervised_twin=9)
+    assert best == 1
+
+
+def test_without_a_twin_the_whole_grid_is_searched():
+    candidates = [dict(beta=b) for b in selection.BETAS]
+    n_correct = np.array([[1, 2, 3, 2, 1], [2, 2, 3, 1, 1]])
+    best, validated = selection.choose(candidates, n_correct, np.zeros(n_correct.shape))
+    assert best == 2 and validated is None
+
+
+def test_self_joins_the_twin_when_asked():
+    names = ["gamma", "hadamard_power", "beta"]
+    grid = selection.candidate_grid(names, 50, True, add_self=True)
+    self_part = [c for c in grid if "label_cost" in c]
+    assert grid[:len(grid) - len(self_part)] == selection.candidate_grid(names, 50, True)
+    assert [c["beta"] for c in self_part] == list(selection.BETAS)
+    assert all(c["gamma"] == 0 and c["hadamard_power"] == 1.0
+               and c["label_cost"] == selection.SELF_LABEL_COST for c in self_part)
+    # without beta among the chosen values SELF has nothing to offer
+    assert not any("label_cost" in c for c in
+                   selection.candidate_grid(["gamma", "hadamard_power"], 50, True, True))
+
+
+def test_self_is_searched_only_for_another_label_cost_and_without_links(two_moons_like):
+    X, _, partial = two_moons_like
+
+    def searched_self(model):
+        return any("label_cost" in p for p in model.selection_results_["params"])
+
+    assert searched_self(SSDNE().fit(X, partial))
+    assert not searched_self(SSLFDA().fit(X, partial))  # SELF is its own twin
+    linked = Annotations.from_labels(partial)
+    linked.add_must_link(np.flatnonzero(partial == 0)[:3])
+    assert not searched_self(SSDNE().fit(X, annotations=linked))
+
+
+def test_a_choice_of_self_is_self_until_links_arrive(two_moons_like):
+    X, _, partial = two_moons_like
+    # Two classes a line separates: the twin validates as well as the
+    # semi-supervised candidates, and SELF's margins are the largest.
+    run = SSDNE().prepare(X, partial)
+    assert run.label_cost == selection.SELF_LABEL_COST and run.gamma == 0
+    run.step()
+    np.testing.assert_allclose(np.abs(run.embedding),
+                               np.abs(SELF(beta=run.beta).fit(X, partial).embedding_),
+                               rtol=1e-8, atol=1e-10)
+    # New labels keep SELF; must-links, which SELF would ignore, bring back DNE's cost.
+    relabelled = partial.copy()
+    relabelled[np.flatnonzero(partial < 0)[:4]] = 0
+    run.set_annotations(y=relabelled)
+    assert run.label_cost == selection.SELF_LABEL_COST
+    linked = Annotations.from_labels(partial)
+    linked.add_must_link(np.flatnonzero(partial == 1)[:3])
+    run.set_annotations(linked)
+    assert run.label_cost is None
+    fixed = SSDNE(gamma=run.gamma, hadamard_power=run.hadamard_power,
+                  beta=run.beta).fit(X, annotations=linked)
+    np.testing.assert_allclose(np.abs(run.embedding), np.abs(fixed.embedding_),
+                               rtol=1e-8, atol=1e-10)
+
+
 def test_the_grid_shrinks_for_large_problems():
     full = selection.candidate_grid(["gamma", "hadamard_power"], 50)
     small = selection.candidate_grid(["gamma", "hadamard_power"], 2000)
@@ -93,11 +186,19 @@ def test_auto_picks_the_best_scored_candidate_and_records_it(two_moons_like, est
     model = estimator().fit(X, partial)
     results = model.selection_results_
     chosen = model.selected_params_
-    assert set(chosen) == {"gamma", "hadamard_power", "beta"}
+    assert set(chosen) - {"label_cost"} == {"gamma", "hadamard_power", "beta"}
     assert results["n_hidden"] > 0
     best = results["params"].index(chosen)
-    assert results["n_correct"][best] == results["n_correct"].max()
+    # The part searched: the semi-supervised candidates only when their validated
+    # count beats the supervised twin's; within it, the most hidden points right.
+    validated = results["validated"]
+    semi = validated["semi_supervised"] > validated["supervised_twin"]
+    assert (chosen["gamma"] > 0) == semi
+    part = [i for i, p in enumerate(results["params"]) if (p["gamma"] > 0) == semi]
+    assert results["n_correct"][best] == results["n_correct"][part].max()
     assert model.history_[-1]["gamma"] == chosen["gamma"]
+    if "label_cost" in chosen:
+        return  # SELF: see test_a_choice_of_self_is_self_until_links_arrive
     fixed = estimator(**chosen).fit(X, partial)
     np.testing.assert_allclose(model.embedding_, fixed.embedding_)
     assert fixed.selected_params_ == {} and fixed.selection_results_ is None
@@ -203,15 +304,22 @@ def test_auto_neighbourhood_size_is_the_best_scored_of_the_three(two_moons_like,
     X, _, partial = two_moons_like
     model = estimator(n_neighbors="auto").fit(X, partial)
     chosen = model.selected_params_
-    assert set(chosen) == {"gamma", "hadamard_power", "beta", "n_neighbors"}
+    assert set(chosen) - {"label_cost"} == {"gamma", "hadamard_power", "beta", "n_neighbors"}
     assert chosen["n_neighbors"] in selection.NEIGHBOR_COUNTS
-    # Each size on its own: the chosen one scores at least as many hidden points right.
-    best_correct = {k: estimator(n_neighbors=k).fit(X, partial).selection_results_["n_correct"]
-                    .max() for k in selection.NEIGHBOR_COUNTS}
-    assert best_correct[chosen["n_neighbors"]] == max(best_correct.values())
+    # Each size on its own: its choice scores no more hidden points right.
+    chosen_correct = {}
+    for k in selection.NEIGHBOR_COUNTS:
+        results = estimator(n_neighbors=k).fit(X, partial).selection_results_
+        chosen_correct[k] = results["n_correct"][results["chosen"]]
+    assert chosen_correct[chosen["n_neighbors"]] == max(chosen_correct.values())
     # The same map as the chosen values given outright.
-    fixed = estimator(**chosen).fit(X, partial)
-    np.testing.assert_allclose(model.embedding_, fixed.embedding_)
+    if "label_cost" in chosen:
+        fixed = SELF(beta=chosen["beta"]).fit(X, partial)
+        np.testing.assert_allclose(np.abs(model.embedding_), np.abs(fixed.embedding_),
+                                   rtol=1e-8, atol=1e-10)
+    else:
+        fixed = estimator(**chosen).fit(X, partial)
+        np.testing.assert_allclose(model.embedding_, fixed.embedding_)
     assert model.get_params()["n_neighbors"] == "auto"
 
 
@@ -230,7 +338,7 @@ class _Scored:
         self.n_neighbors = k
         self.selected_params = {"gamma": gamma}
         self.selection_results = dict(params=[{"gamma": gamma}], n_correct=np.array([n_correct]),
-                                      margin=np.array([margin]), n_hidden=10)
+                                      margin=np.array([margin]), n_hidden=10, chosen=0)
 
 
 def test_neighbourhood_size_ties_go_to_the_default():

@@ -183,11 +183,16 @@ class SpectralSSDR(EmbeddingEstimator):
         The multiplier of X^T D_{C^u} X in the constraint ("label+neighbor").
     selected_params_ : dict
         The values used for the parameters given as "auto" (empty if none).
+        For SS-DNE and SS-MFA it may hold ``label_cost="lfda"``: the choice
+        fell on SELF, a candidate of their supervised twin (the map is then
+        ``SELF(beta=...)``'s).
     selection_results_ : dict or None
         The cross-validation behind them: ``params`` (every candidate),
         ``n_correct`` (hidden labelled points 1-NN got right), ``margin``
-        (summed 1-NN margins) and ``n_hidden``; None when nothing was
-        cross-validated.
+        (summed 1-NN margins), ``n_hidden``, ``chosen`` and, where the grid
+        holds a supervised twin, ``validated`` (see
+        :func:`nbembed.spectral.selection.cross_validate`); None when nothing
+        was cross-validated.
     kernel_pca_ : KernelPCAMap or None
     n_iter_ : int
         1.

@@ -122,6 +122,8 @@ class SpectralRun(Run):
         self.neighbor_weight = self.constraint_weight = 0.0
         self._neighbor_cache = {}
         self._total_scatter = None
+        self.label_cost = None
+        self._wants_self_cost = False
         self.live_parameters = {}
         if neighbor_graph is not None:
             if label_cost is not None:
@@ -198,21 +200,30 @@ class SpectralRun(Run):
             return self
         labels, must, cannot = merge_labels(y, annotations, self.X.shape[0])
         built = self._label_cost(labels, must, cannot)
+        uses_self = self.label_cost == selection.SELF_LABEL_COST and must is None \
+            and cannot is None
+        self_cost = self._self_label_cost(labels) if uses_self else None
         with _config.KERNEL_LOCK:
             self.labels = labels
             self._links = (must, cannot)
             self._label, self._M_label, self._label_scatter = built
+            # SELF ignores links: with links (or labels SELF cannot use) the
+            # run returns to its own label cost.
+            self._self_cost = self_cost
+            self._wants_self_cost = self_cost is not None
+            self.label_cost = selection.SELF_LABEL_COST if self_cost is not None else None
             if self.iteration:
                 self._solve()
         return self
 
     # -- internals -----------------------------------------------------------
-    def _label_cost(self, labels, must, cannot):
-        if self.label_kind is None:
+    def _label_cost(self, labels, must, cannot, kind=None):
+        kind = kind or self.label_kind
+        if kind is None:
             return None, None, 0.0
-        if self.label_kind == "lfda":
+        if kind == "lfda":
             must = cannot = None
-        label = costs.label_cost(self.X, labels, self.label_kind, self.n_neighbors, must, cannot,
+        label = costs.label_cost(self.X, labels, kind, self.n_neighbors, must, cannot,
                                  scales=self.scales)
         return label, costs.laplacian_form(self.X, label.cost), \
             costs.weighted_scatter(self.X, label.cost)
@@ -221,6 +232,15 @@ class SpectralRun(Run):
         self.labels = labels
         self._links = (must, cannot)
         self._label, self._M_label, self._label_scatter = self._label_cost(labels, must, cannot)
+        self._self_cost = self._self_label_cost(labels) if self._wants_self_cost else None
+
+    def _self_label_cost(self, labels):
+        """SELF's label cost (LFDA's) for these labels; None where LFDA cannot use them
+        (fewer than two labelled classes, or a class too large for its dense weights)."""
+        try:
+            return self._label_cost(labels, None, None, kind=selection.SELF_LABEL_COST)
+        except (ValueError, MemoryError):
+            return None
 
     def select_parameters(self, names):
         """Choose ``names`` by cross-validation on the labelled points; set and return them.
@@ -250,20 +270,30 @@ class SpectralRun(Run):
             self._set_labels(hidden, must, cannot)
 
         def solve(candidate):
+            self.label_cost = None
             for name, value in candidate.items():
                 setattr(self, name, value)
             return self.X @ self._axes(*self._matrices())[0].T
 
         semi_supervised = self._label is not None and self.neighbor_graph is not None
-        candidates = selection.candidate_grid(names, self.X.shape[1], semi_supervised)
+        # SELF joins the twin of a learner with another label cost, unless
+        # links were given (SELF ignores them) or LFDA cannot use the labels.
+        add_self = (semi_supervised and self.label_kind != selection.SELF_LABEL_COST
+                    and must is None and cannot is None
+                    and self._self_label_cost(labels) is not None)
+        candidates = selection.candidate_grid(names, self.X.shape[1], semi_supervised, add_self)
         with _config.KERNEL_LOCK:
+            self._wants_self_cost = add_self
             try:
                 best, results = selection.cross_validate(solve, set_labels, labels, candidates)
             finally:
+                self.label_cost = None
                 self._set_labels(labels, must, cannot)
             chosen = best if best is not None else selection.fallback(names, semi_supervised)
             for name, value in chosen.items():
                 setattr(self, name, value)
+            self._wants_self_cost = self.label_cost is not None
+            self._set_labels(labels, must, cannot)
         return chosen, results
 
     def _neighbor_forms(self):
@@ -281,16 +311,19 @@ class SpectralRun(Run):
         """The cost and constraint matrices M_C, M_B in the data basis."""
         dim = self.X.shape[1]
         identity = np.eye(dim)
-        if self._label is not None:
-            M_C = self._M_label.copy()
-            M_B = identity if self._label.constraint is None else self._label.constraint
+        label, M_label, label_scatter = self._label, self._M_label, self._label_scatter
+        if self.label_cost is not None:
+            label, M_label, label_scatter = self._self_cost
+        if label is not None:
+            M_C = M_label.copy()
+            M_B = identity if label.constraint is None else label.constraint
             self.neighbor_weight = self.constraint_weight = 0.0
             if self.neighbor_graph is not None:
                 L_u, D_u, scatter_u = self._neighbor_forms()
                 self.neighbor_weight = self.constraint_weight = self.gamma
                 if self.gamma_scale == "relative":
-                    if self._label_scatter > 0 and scatter_u > 0:
-                        self.neighbor_weight *= self._label_scatter / scatter_u
+                    if label_scatter > 0 and scatter_u > 0:
+                        self.neighbor_weight *= label_scatter / scatter_u
                     self.constraint_weight *= np.trace(M_B) / max(np.trace(D_u), _TINY)
                 M_C = M_C + self.neighbor_weight * L_u
                 if self.constraint == "label+neighbor":

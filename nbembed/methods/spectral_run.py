@@ -278,22 +278,25 @@ class SpectralRun(Run):
         semi_supervised = self._label is not None and self.neighbor_graph is not None
         # SELF joins the twin of a learner with another label cost, unless
         # links were given (SELF ignores them) or LFDA cannot use the labels.
-        add_self = (semi_supervised and self.label_kind != selection.SELF_LABEL_COST
-                    and must is None and cannot is None
-                    and self._self_label_cost(labels) is not None)
+        eligible = (semi_supervised and self.label_kind != selection.SELF_LABEL_COST
+                    and must is None and cannot is None)
+        self_cost = self._self_label_cost(labels) if eligible else None
+        add_self = self_cost is not None
         candidates = selection.candidate_grid(names, self.X.shape[1], semi_supervised, add_self)
         with _config.KERNEL_LOCK:
-            self._wants_self_cost = add_self
+            self._wants_self_cost = add_self  # the folds build SELF's cost for their labels
             try:
                 best, results = selection.cross_validate(solve, set_labels, labels, candidates)
             finally:
                 self.label_cost = None
+                self._wants_self_cost = False
                 self._set_labels(labels, must, cannot)
             chosen = best if best is not None else selection.fallback(names, semi_supervised)
             for name, value in chosen.items():
                 setattr(self, name, value)
-            self._wants_self_cost = self.label_cost is not None
-            self._set_labels(labels, must, cannot)
+            if self.label_cost is not None:  # the choice fell on SELF
+                self._wants_self_cost = True
+                self._self_cost = self_cost
         return chosen, results
 
     def _neighbor_forms(self):

@@ -243,8 +243,9 @@ def validated_count(candidates, n_correct_by_fold, margin_by_fold, members):
 
 def supervised_twin(candidates):
     """Indices of the semi-supervised candidates and of the supervised twin (gamma = 0)."""
-    twin = [i for i, c in enumerate(candidates) if c.get("gamma", 1.0) == 0]
-    return [i for i in range(len(candidates)) if i not in set(twin)], twin
+    is_twin = [c.get("gamma", 1.0) == 0 for c in candidates]
+    return ([i for i, twin in enumerate(is_twin) if not twin],
+            [i for i, twin in enumerate(is_twin) if twin])
 
 
 def cross_validate(solve, set_labels, labels, candidates):

@@ -387,3 +387,18 @@ def test_momentum_gains_step_matches_numpy(rng, d, max_step_norm):
     if max_step_norm is not None:
         assert np.linalg.norm(mine["velocity"], axis=0).max() <= max_step_norm * (1 + 1e-12)
         assert (np.linalg.norm(mine["velocity"], axis=0) > 0.99 * max_step_norm).any()
+
+
+@pytest.mark.parametrize("alpha, n_steps", [(0.99, 200), (0.2, 18), (0.5, 0)])
+def test_spread_steps_match_the_sparse_products(rng, alpha, n_steps):
+    from nbembed._kernels.csr import spread_steps
+    S = sp.random(60, 60, density=0.1, format="csr", random_state=3)
+    S = (S + S.T).tocsr() * 0.1
+    T = np.zeros((60, 4))
+    T[rng.choice(60, 12, replace=False), rng.integers(0, 4, 12)] = rng.uniform(0.5, 1, 12)
+    F = T.copy()
+    for _ in range(n_steps):  # the steps as sparse products
+        F = alpha * (S @ F) + (1 - alpha) * T
+    np.testing.assert_allclose(
+        spread_steps(S.indptr.astype(np.int64), S.indices.astype(np.int64), S.data, T, alpha,
+                     n_steps), F, rtol=1e-12, atol=1e-15)

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from nbembed._folds import stratified_folds
-from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, SPREAD_ALPHA, \
-    SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, \
-    knn_graph, nested_spreading, spread_labels
+from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, SHARE_ALPHA, \
+    SHARE_EVEN_WEIGHT, SHARE_NEIGHBORS, SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, SPREAD_GRAPHS, \
+    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, choose_spreading, \
+    class_shares, directed_knn_graph, knn_graph, nested_spreading, neighbor_graph, \
+    spread_labels, spread_with
 from nbembed.affinity.perplexity import nearest_neighbors
 from nbembed.methods.mbed import Mbed, spreading_classifies_better, spreading_ranks_better
 from test_mbed import blobs, small
@@ -109,55 +111,78 @@ def dense_spreading(W, T, alpha, n_steps, class_mass=True):
         F = alpha * S @ F + (1 - alpha) * T
     if class_mass:
         F /= F.sum(axis=0)
-    return F / F.sum(axis=1, keepdims=True)
+    total = F.sum(axis=1, keepdims=True)
+    return np.divide(F, total, out=np.full_like(F, 1 / F.shape[1]), where=total > 0)
 
 
-def reference_held_out_error(X, targets, folds, k, alpha, class_mass):
-    """One candidate's held-out error, from a fresh graph and dense spreading."""
+def dense_graph(X, k, graph):
+    """The k-nearest-neighbour graph written out densely: W[i, j] = 1 where j is among
+    i's k nearest ("directed"), or where either is among the other's ("symmetric")."""
+    d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    np.fill_diagonal(d, np.inf)
+    W = np.zeros(d.shape)
+    np.put_along_axis(W, np.argsort(d, axis=1, kind="stable")[:, :k], 1.0, axis=1)
+    return W if graph == "directed" else np.maximum(W, W.T)
+
+
+def reference_shares(X, targets):
+    """The classes' shares of the unlabelled points, from the converged spreading
+    (the closed form (1 - alpha)(I - alpha S)^-1 T) over the directed graph."""
+    W = dense_graph(X, SHARE_NEIGHBORS, "directed")
+    S = W / W.sum(axis=1, keepdims=True)
+    F = (1 - SHARE_ALPHA) * np.linalg.solve(np.eye(len(W)) - SHARE_ALPHA * S, targets)
+    unlabelled = targets.sum(axis=1) == 0
+    spread = (F / F.sum(axis=1, keepdims=True))[unlabelled].mean(axis=0)
+    return (1 - SHARE_EVEN_WEIGHT) * spread + SHARE_EVEN_WEIGHT / targets.shape[1]
+
+
+def reference_missed(X, targets, folds, setting):
+    """Which labelled points a setting misses while their fold is hidden, from a fresh
+    dense graph and dense spreading."""
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
-    _, idx = nearest_neighbors(X, k)
-    W = knn_graph(idx).toarray()
+    W = dense_graph(X, setting.k, setting.graph)
     missed = np.zeros(targets.shape[0], dtype=bool)
     for fold in np.unique(folds):
         hidden = labelled[folds == fold]
         kept = targets.copy()
         kept[hidden] = 0.0
-        F = dense_spreading(W, kept, alpha, 200, class_mass)
+        F = dense_spreading(W, kept, setting.alpha, 200, setting.class_mass)
         missed[hidden] = F[hidden].argmax(axis=1) != targets[hidden].argmax(axis=1)
-    return mean_class_error(missed[labelled], targets[labelled].argmax(axis=1))
+    return missed[labelled]
+
+
+def weighted_class_error(missed, classes, shares=None):
+    """The classes' fractions of labelled points missed, averaged with weights
+    ``shares`` (equal where None)."""
+    present = np.unique(classes)
+    weights = np.ones(present.size) if shares is None else shares[present]
+    return np.average([missed[classes == k].mean() for k in present], weights=weights)
 
 
 def mean_class_error(missed, classes):
     """The mean over classes of the fraction of their labelled points missed."""
-    return np.mean([missed[classes == k].mean() for k in np.unique(classes)])
+    return weighted_class_error(missed, classes)
 
 
-def reference_spread_choice(X, targets, folds, candidates, alphas):
-    """Every candidate's held-out error, (class mass normalization or not,
-    alphas, candidates)."""
-    return np.array([[[reference_held_out_error(X, targets, folds, k, alpha, class_mass)
-                       for k in candidates] for alpha in alphas]
-                     for class_mass in CLASS_MASS_CANDIDATES])
+def reference_table(X, targets, folds, neighbors, alphas, shares=None):
+    """Every setting's held-out error, (graph, class mass normalization or not,
+    alphas, neighbours), each class weighing its share."""
+    classes = targets[targets.sum(axis=1) > 0].argmax(axis=1)
+    return np.array([[[[weighted_class_error(
+        reference_missed(X, targets, folds, SpreadSetting(g, k, a, m)), classes, shares)
+        for k in neighbors] for a in alphas] for m in CLASS_MASS_CANDIDATES]
+        for g in SPREAD_GRAPHS])
 
 
-def reference_choice(errors, candidates, alphas):
-    """The two-step choice, written out: k at the first alpha with the
-    normalization (ties to more neighbours), then the alpha and normalization
-    on that graph (ties to no normalization, then the earlier alpha)."""
-    c = min(range(len(candidates)), key=lambda c: (errors[0, 0, c], -candidates[c]))
-    m, a = min(((m, a) for m in range(2) for a in range(len(alphas))),
-               key=lambda ma: (errors[ma[0], ma[1], c], CLASS_MASS_CANDIDATES[ma[0]], ma[1]))
-    return candidates[c], alphas[a], CLASS_MASS_CANDIDATES[m]
-
-
-def assert_table_matches(errors, reference, k, compared):
-    """The measured entries equal the reference; the other alphas are measured on
-    the chosen graph only."""
-    c = list(compared).index(k)
-    measured = np.zeros(errors.shape, dtype=bool)
-    measured[:, 0, :] = measured[:, :, c] = True
-    np.testing.assert_array_equal(np.isnan(errors), ~measured)
-    np.testing.assert_allclose(errors[measured], reference[measured], atol=1e-12)
+def reference_choice(balanced, shared, neighbors, alphas):
+    """The start's k (symmetric graph, first alpha, normalized, every class alike; ties
+    to more neighbours) and the labels' setting (smallest error by the shares; ties to
+    the symmetric graph, more neighbours, the earlier alpha, no normalization)."""
+    start = min(range(len(neighbors)), key=lambda c: (balanced[0, 0, 0, c], -neighbors[c]))
+    g, m, a, c = min(np.ndindex(shared.shape), key=lambda i: (
+        shared[i], i[0], -neighbors[i[3]], i[2], CLASS_MASS_CANDIDATES[i[1]]))
+    return neighbors[start], SpreadSetting(SPREAD_GRAPHS[g], neighbors[c], alphas[a],
+                                           CLASS_MASS_CANDIDATES[m])
 
 
 def reference_nested_error(X, targets, folds, rng, candidates, alphas):
@@ -171,12 +196,31 @@ def reference_nested_error(X, targets, folds, rng, candidates, alphas):
         kept = targets.copy()
         kept[hidden] = 0.0
         inner = stratified_folds(classes[inside], np.unique(folds).size, rng)
-        errors = reference_spread_choice(X, kept, inner, candidates, alphas)
-        k, alpha, class_mass = reference_choice(errors, candidates, alphas)
-        _, idx = nearest_neighbors(X, k)
-        F = dense_spreading(knn_graph(idx).toarray(), kept, alpha, 200, class_mass)
+        shares = reference_shares(X, kept)
+        balanced = reference_table(X, kept, inner, candidates, alphas)
+        shared = reference_table(X, kept, inner, candidates, alphas, shares)
+        _, setting = reference_choice(balanced, shared, list(candidates), alphas)
+        W = dense_graph(X, setting.k, setting.graph)
+        F = dense_spreading(W, kept, setting.alpha, 200, setting.class_mass)
         missed[hidden] = F[hidden].argmax(axis=1) != classes[~inside]
-    return mean_class_error(missed[labelled], classes)
+    return weighted_class_error(missed[labelled], classes, reference_shares(X, targets))
+
+
+def assert_choice_matches(X, targets, folds, choice, alphas=SPREAD_ALPHA_CANDIDATES):
+    """The table, the shares and both choices equal the brute-force ones."""
+    neighbors = list(choice.neighbors)
+    shares = reference_shares(X, targets)
+    np.testing.assert_allclose(choice.shares, shares, atol=1e-9)
+    shared = reference_table(X, targets, folds, neighbors, alphas, shares)
+    assert choice.errors.shape == (2, 2, len(alphas), len(neighbors))
+    np.testing.assert_allclose(choice.errors, shared, atol=1e-12)
+    balanced = reference_table(X, targets, folds, neighbors, alphas)
+    assert (choice.start_k, choice.setting) == reference_choice(balanced, shared, neighbors,
+                                                                alphas)
+    assert choice.error == shared[SPREAD_GRAPHS.index(choice.setting.graph),
+                                  CLASS_MASS_CANDIDATES.index(choice.setting.class_mass),
+                                  alphas.index(choice.setting.alpha),
+                                  neighbors.index(choice.setting.k)]
 
 
 def test_spreading_neighbours_chosen_on_held_out_labels(rng):
@@ -187,33 +231,27 @@ def test_spreading_neighbours_chosen_on_held_out_labels(rng):
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(1))
     _, idx = nearest_neighbors(X, 15)
     choice = choose_spreading(idx, targets, folds)
-    k, alpha, compared, errors = choice.k, choice.alpha, choice.neighbors, choice.errors
-    np.testing.assert_array_equal(compared, SPREAD_NEIGHBOR_CANDIDATES)
-    assert errors.shape == (2, len(SPREAD_ALPHA_CANDIDATES), len(compared))
-    assert_table_matches(
-        errors, reference_spread_choice(X, targets, folds, compared, SPREAD_ALPHA_CANDIDATES),
-        k, compared)
+    np.testing.assert_array_equal(choice.neighbors, SPREAD_NEIGHBOR_CANDIDATES)
+    assert_choice_matches(X, targets, folds, choice)
     # three and five neighbours follow the rings (ties go to more), ten jump across;
-    # ties go to no class mass normalization, then to the first alpha
-    assert k == 5 and alpha == SPREAD_ALPHA_CANDIDATES[0] and not choice.class_mass
-    assert np.all(errors[0, 0, :2] == 0) and errors[0, 0, -2] > 0.1
+    # ties go to the symmetric graph, then to the first alpha, no normalization
+    assert choice.start_k == 5
+    assert choice.setting == SpreadSetting("symmetric", 5, SPREAD_ALPHA_CANDIDATES[0], False)
+    assert np.all(choice.errors[0, 0, 0, :2] == 0) and choice.errors[0, 0, 0, -2] > 0.1
     assert choice.error == 0.0
-    # the spread scores of the chosen graph classify every ring
-    scores = spread_labels(knn_graph(idx[:, :k]), targets, alpha=alpha, class_mass=False)
-    assert np.mean(scores.argmax(axis=1) != y) < 0.02
+    # the spread labels of the chosen setting classify every ring
+    assert np.mean(spread_with(idx, targets, choice.setting).argmax(axis=1) != y) < 0.02
     # ties go to the larger number; candidates beyond the neighbours found are left out
     X, y = blobs(rng, n_per=30, K=3, gap=30.0)
     _, idx = nearest_neighbors(X, 7)
     choice = choose_spreading(idx, np.eye(3)[y], np.arange(len(y)) % 3)
     np.testing.assert_array_equal(choice.neighbors, [3, 5, 7])
-    assert np.nanmax(choice.errors) == 0 and choice.k == 7
-    assert choice.alpha == SPREAD_ALPHA_CANDIDATES[0] and not choice.class_mass
+    assert np.max(choice.errors) == 0 and choice.start_k == 7
+    assert choice.setting == SpreadSetting("symmetric", 7, SPREAD_ALPHA_CANDIDATES[0], False)
 
 
-def test_the_spreading_chooses_the_graph_at_the_first_alpha_then_alpha(rng):
-    # overlapping blobs, where the candidates' errors differ: the graph has the
-    # smallest error at the first alpha (ties to more neighbours), alpha the
-    # smallest on that graph (ties to the earlier)
+def test_the_spread_labels_take_the_setting_that_missed_the_least(rng):
+    # overlapping blobs, where the settings' errors differ
     X, y = blobs(rng, n_per=60, K=3, gap=2.5)
     y = np.where(y == 2, 0, y)
     targets = np.zeros((len(y), 2))
@@ -223,20 +261,50 @@ def test_the_spreading_chooses_the_graph_at_the_first_alpha_then_alpha(rng):
     _, idx = nearest_neighbors(X, 15)
     alphas = (0.99, 0.9, 0.5)
     choice = choose_spreading(idx, targets, folds, alphas=alphas)
-    reference = reference_spread_choice(X, targets, folds, choice.neighbors, alphas)
-    assert_table_matches(choice.errors, reference, choice.k, choice.neighbors)
-    assert (choice.k, choice.alpha, choice.class_mass) == reference_choice(
-        reference, list(choice.neighbors), alphas)
-    m = CLASS_MASS_CANDIDATES.index(choice.class_mass)
-    assert choice.error == choice.errors[m, alphas.index(choice.alpha),
-                                         list(choice.neighbors).index(choice.k)]
+    assert_choice_matches(X, targets, folds, choice, alphas)
+    assert np.ptp(choice.errors) > 0.05
+
+
+def test_the_directed_graph_links_each_point_to_its_own_neighbours(rng):
+    X = rng.normal(size=(40, 3))
+    _, idx = nearest_neighbors(X, 5)
+    W = directed_knn_graph(idx)
+    np.testing.assert_array_equal(W.toarray(), dense_graph(X, 5, "directed"))
+    np.testing.assert_array_equal(neighbor_graph(idx, 3, "symmetric").toarray(),
+                                  dense_graph(X, 3, "symmetric"))
+    # each step a point takes the mean of its own neighbours' scores
+    T = np.zeros((40, 2))
+    T[[0, 1], [0, 1]] = 1.0
+    np.testing.assert_allclose(spread_labels(W, T, alpha=0.5, n_steps=30, class_mass=False),
+                               dense_spreading(W.toarray(), T, 0.5, 30, False), rtol=1e-10)
+
+
+def test_class_shares_follow_the_unlabelled_points_not_the_labels():
+    # a class of 300 points and one of 40, 15 labels each: the labels are shared
+    # half and half, the unlabelled points 285 to 25
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (300, 2)), rng.normal([6, 0], 1, (40, 2))])
+    y = np.repeat([0, 1], [300, 40])
+    targets = np.zeros((340, 2))
+    labelled = np.concatenate([rng.choice(300, 15, replace=False),
+                               300 + rng.choice(40, 15, replace=False)])
+    targets[labelled, y[labelled]] = 1.0
+    _, idx = nearest_neighbors(X, 10)
+    shares = class_shares(idx, targets)
+    np.testing.assert_allclose(shares, reference_shares(X, targets), atol=1e-9)
+    # halfway between the unlabelled points' shares and equal ones
+    np.testing.assert_allclose(shares, [(285 / 310 + 0.5) / 2, (25 / 310 + 0.5) / 2],
+                               atol=0.01)
+    # every point labelled: the labels' own shares
+    np.testing.assert_allclose(class_shares(idx, np.eye(2)[y]), [300 / 340, 40 / 340])
 
 
 def test_class_masses_are_normalized_where_a_class_has_few_labels():
     # Two overlapping classes of 150 points, one with 30 labels and one with 6:
     # spread as they are, the many labels swallow the other class; normalized,
-    # each class keeps its share. The held-out error counts every class alike,
-    # so the 6 labels' misses show and the normalization is chosen.
+    # each class keeps its share. The held-out error counts each class by its
+    # estimated share of the unlabelled points, so the 6 labels' misses show and
+    # the normalization is chosen.
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 1, (150, 2)), rng.normal([2.5, 0], 1, (150, 2))])
     y = np.repeat([0, 1], 150)
@@ -247,15 +315,14 @@ def test_class_masses_are_normalized_where_a_class_has_few_labels():
     folds = stratified_folds(y[labelled], 3, np.random.RandomState(0))
     _, idx = nearest_neighbors(X, 15)
     choice = choose_spreading(idx, targets, folds)
-    assert choice.class_mass
-    graph = knn_graph(idx[:, :choice.k])
+    assert choice.setting.class_mass
     unlabelled = np.setdiff1d(np.arange(300), labelled)
 
     def error(class_mass):
-        F = spread_labels(graph, targets, alpha=choice.alpha, class_mass=class_mass)
+        F = spread_with(idx, targets, choice.setting._replace(class_mass=class_mass))
         return np.mean(F[unlabelled].argmax(axis=1) != y[unlabelled])
 
-    assert error(True) < 0.15 and error(False) > 0.4
+    assert error(True) < min(0.2, error(False))
 
 
 def test_nested_spreading_makes_the_choice_inside_each_fold(rng):
@@ -269,16 +336,17 @@ def test_nested_spreading_makes_the_choice_inside_each_fold(rng):
     nested = measured.error
     reference = reference_nested_error(X, targets, folds, np.random.RandomState(5),
                                        SPREAD_NEIGHBOR_CANDIDATES, SPREAD_ALPHA_CANDIDATES)
-    assert nested == pytest.approx(reference, abs=1e-12)
+    assert nested == pytest.approx(reference, abs=1e-9)
     # each labelled point's probabilities from the spreading that did not see its
     # label: rows of a distribution whose misses make the error
     classes = y[labelled]
     assert measured.held_out.shape == (labelled.size, 3)
     np.testing.assert_allclose(measured.held_out.sum(axis=1), 1.0)
-    assert nested == pytest.approx(
-        mean_class_error(measured.held_out.argmax(axis=1) != classes, classes), abs=1e-12)
+    shares = class_shares(idx, targets)
+    assert nested == pytest.approx(weighted_class_error(
+        measured.held_out.argmax(axis=1) != classes, classes, shares), abs=1e-12)
     # the smallest error of the plain choice never promises more than the nested one
-    # can keep on the same folds, and here promises less
+    # can keep on the same folds
     assert choose_spreading(idx, targets, folds).error <= nested
 
 
@@ -290,8 +358,10 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     run = model.prepare(X, partial)
     assert model.anneal_start_ == "labels" and model.spread_neighbors_ == 5
     assert model.spread_alpha_ == SPREAD_ALPHA_CANDIDATES[0]
-    assert model.spread_cv_errors_.shape == (2, len(SPREAD_ALPHA_CANDIDATES),
+    assert (model.spread_graph_, model.spread_labels_neighbors_) == ("symmetric", 5)
+    assert model.spread_cv_errors_.shape == (2, 2, len(SPREAD_ALPHA_CANDIDATES),
                                              len(SPREAD_NEIGHBOR_CANDIDATES))
+    assert model.class_shares_.shape == (4,) and model.class_shares_.sum() == pytest.approx(1)
     assert np.mean(run.membership.argmax(axis=1)[unlabelled] != y[unlabelled]) < 0.02
     # a graph of ten neighbours and alpha fixed: no choice is made, and the start
     # mixes the rings
@@ -303,12 +373,14 @@ def test_mbed_starts_from_the_spreading_graph_it_chose(rng):
     # the number fixed, alpha "auto": alpha alone is chosen
     only_alpha = small(4, n_iter_init=0, spread_neighbors=10)
     only_alpha.prepare(X, partial)
-    assert only_alpha.spread_cv_errors_.shape == (2, len(SPREAD_ALPHA_CANDIDATES), 1)
+    assert only_alpha.spread_cv_errors_.shape == (2, 2, len(SPREAD_ALPHA_CANDIDATES), 1)
+    assert only_alpha.spread_neighbors_ == only_alpha.spread_labels_neighbors_ == 10
     # too few labels to validate on: ten neighbours and Zhou's alpha; no labels, no graph
     firsts = np.searchsorted(y, np.arange(4))
     few = small(4, max_iter=40).fit(X, np.where(np.isin(np.arange(len(y)), firsts), y, -1))
     assert few.spread_neighbors_ == SPREAD_NEIGHBORS and few.spread_cv_errors_ is None
     assert few.spread_alpha_ == SPREAD_ALPHA and few.spread_class_mass_
+    assert few.spread_graph_ == "symmetric"
     assert small(4, max_iter=40).fit(X).spread_neighbors_ is None
 
 
@@ -323,7 +395,8 @@ def test_two_classes_compare_the_map_at_the_papers_width_with_the_spreading(rng)
     np.testing.assert_array_equal(model.sigma_candidates_, [paper.sigma_])
     assert model.sigma_cv_folds_.tolist() == [3]
     errors = model.labels_cv_errors_
-    assert errors["map"] == model.sigma_cv_errors_[0]
+    # both weigh each class by its estimated share of the unlabelled points
+    assert errors["map"] > 0.3 and model.class_shares_ == pytest.approx([0.5, 0.5], abs=0.1)
     # the spreading's error is that of its choice made inside each fold: never
     # below the smallest of its table on the same folds
     assert np.nanmin(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
@@ -380,6 +453,12 @@ def test_two_classes_with_labels_of_one_compare_error_rates(rng):
     assert model.labels_cv_auc_ is None and model.labels_cv_errors_ is not None
 
 
+def chosen_setting(model):
+    """The spread labels' setting a fitted Mbed records."""
+    return SpreadSetting(model.spread_graph_, model.spread_labels_neighbors_,
+                         model.spread_alpha_, model.spread_class_mass_)
+
+
 def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng):
     # The rings: Gaussian neighbourhoods of any width candidate reach across rings,
     # while the graph of five neighbours follows them.
@@ -392,9 +471,8 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     assert full > 0.4 and np.nanmin(model.spread_cv_errors_) == 0.0
     targets = np.zeros((len(y), 4))
     targets[~unlabelled, partial[~unlabelled]] = 1.0
-    _, idx = nearest_neighbors(X, model.spread_neighbors_)
-    spread = spread_labels(knn_graph(idx), targets, alpha=model.spread_alpha_,
-                           class_mass=model.spread_class_mass_).argmax(axis=1)
+    spread = spread_with(nearest_neighbors(X, 15)[1], targets, chosen_setting(model))
+    spread = spread.argmax(axis=1)
     np.testing.assert_array_equal(model.labels_, spread)
     assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.02
     # the map and its memberships stay Mbed's, and miss most rings
@@ -432,10 +510,8 @@ def test_labels_from_spreading_or_map_when_asked(rng):
     assert asked.labels_source_ == "spreading" and asked.spread_neighbors_ is not None
     targets = np.zeros((len(y), 3))
     targets[partial >= 0, partial[partial >= 0]] = 1.0
-    _, idx = nearest_neighbors(X, asked.spread_neighbors_)
-    np.testing.assert_array_equal(
-        asked.labels_, spread_labels(knn_graph(idx), targets, alpha=asked.spread_alpha_,
-                                     class_mass=asked.spread_class_mass_).argmax(axis=1))
+    spread = spread_with(nearest_neighbors(X, 15)[1], targets, chosen_setting(asked))
+    np.testing.assert_array_equal(asked.labels_, spread.argmax(axis=1))
     X_rings, y_rings = rings(rng)
     rings_partial = np.where(np.arange(len(y_rings)) % 8 == 0, y_rings, -1)
     kept = small(4, labels_from="map").fit(X_rings, rings_partial)

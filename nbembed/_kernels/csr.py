@@ -252,3 +252,34 @@ def mix_sparse(p_indptr, p_indices, p_data, keep, u_indptr, u_indices, u_data, p
 #: Serial twins of the mixing kernels, for P~ worked out beside a running fit.
 merged_row_lengths_serial = serial_twin(merged_row_lengths)
 mix_sparse_serial = serial_twin(mix_sparse)
+
+
+#: Without fastmath: the same sums in the same order as scipy's sparse products,
+#: without fused multiply-adds, so that a spreading gives what those products
+#: give (to the last bit on this project's machines).
+@njit(**dict(JIT_PARALLEL, fastmath=False))
+def spread_steps(indptr, indices, data, targets, alpha, n_steps):
+    """``n_steps`` steps of F <- alpha S F + (1 - alpha) T from F = T.
+
+    S is the square CSR matrix (``indptr``, ``indices``, ``data``), T
+    ``targets`` (n, K). Each row's sum runs over its entries in stored order,
+    then is scaled, as scipy's ``alpha * (S @ F) + (1 - alpha) * T`` does;
+    one thread writes each row, so the result does not depend on the number
+    of threads.
+    """
+    n, K = targets.shape
+    F = targets.copy()
+    G = np.empty_like(F)
+    for _ in range(n_steps):
+        for i in prange(n):
+            for k in range(K):
+                G[i, k] = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                j = indices[t]
+                w = data[t]
+                for k in range(K):
+                    G[i, k] += w * F[j, k]
+            for k in range(K):
+                G[i, k] = alpha * G[i, k] + (1.0 - alpha) * targets[i, k]
+        F, G = G, F
+    return F

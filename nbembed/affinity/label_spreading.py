@@ -20,9 +20,17 @@ neighbours follow each manifold where ten jump between them. How far the
 labels diffuse (alpha) matters next: Zhou et al.'s 0.99 lets them travel far,
 which suits classes that are long connected manifolds, 0.9 keeps each label
 closer to home, which suits classes that overlap. :func:`choose_spreading`
-picks both, and whether to normalize the class masses, from the labels alone,
-by cross-validation on the labelled points; :func:`nested_spreading` estimates
-the error of that choice itself.
+picks the graph the annealing starts from, and the setting of the spread
+labels (the graph, symmetric or directed, its neighbours, alpha and whether
+to normalize the class masses), from the labels alone, by cross-validation on
+the labelled points; :func:`nested_spreading` estimates the error of that
+choice itself.
+
+The spread labels are meant for the unlabelled points, whose classes may be
+shared quite unlike the labels' (ten labels of each class, a class that is
+a twentieth of the data). Their held-out errors are therefore weighed by each
+class's estimated share of the unlabelled points (:func:`class_shares`); the
+start, which is to give every class its own region, weighs every class alike.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._folds import class_balanced_weights, error_rate, stratified_folds
+from .._kernels.csr import spread_steps
 from .knn_graphs import symmetric_union
 
 #: Neighbours per point of the graph the labels spread over, where too few
@@ -47,8 +56,25 @@ SPREAD_ALPHA = 0.99
 #: chooses the graph and wins ties.
 SPREAD_ALPHA_CANDIDATES = (0.99, 0.9)
 #: The class mass normalizations :func:`choose_spreading` compares, in the
-#: order of its table's first axis.
+#: order of its table's second axis.
 CLASS_MASS_CANDIDATES = (True, False)
+#: The graphs the spread labels compare, in the order of the table's first
+#: axis: the symmetric union of the k-nearest-neighbour relations, where a
+#: point also hears those that count it among their nearest, and the directed
+#: graph, where each point hears its own k nearest only (an outlier then takes
+#: the class of its neighbours without handing its own to them).
+SPREAD_GRAPHS = ("symmetric", "directed")
+#: The spreading that estimates the classes' shares of the unlabelled points
+#: (:func:`class_shares`): scikit-learn's ``LabelSpreading`` defaults, seven
+#: neighbours and alpha 0.2, on the directed graph and without class mass
+#: normalization; with so small an alpha each point takes the classes of the
+#: labels near it, not the labels' shares.
+SHARE_NEIGHBORS = 7
+SHARE_ALPHA = 0.2
+#: The weight of equal shares in :func:`class_shares`: from ten labels a class
+#: the spreading's shares are rough (a class of scattered points loses its
+#: points to a dense neighbour), and a class they miss must still count.
+SHARE_EVEN_WEIGHT = 0.5
 #: Diffusion steps; alpha^steps (0.13 at 0.99) is what is left of the initial labels' echo.
 SPREAD_STEPS = 200
 
@@ -68,6 +94,33 @@ def knn_graph(indices):
     n, k = indices.shape
     rows = np.repeat(np.arange(n), k)
     return symmetric_union(rows, indices.ravel(), np.ones(n * k), n)
+
+
+def directed_knn_graph(indices):
+    """The 0/1 graph from each point to its k nearest neighbours (row i: i's).
+
+    :func:`spread_scores` divides its rows by their k: each step a point
+    takes the mean of its own neighbours' scores.
+
+    Parameters
+    ----------
+    indices : ndarray of int (n, k)
+        Each point's nearest neighbours, itself excluded.
+
+    Returns
+    -------
+    csr_matrix (n, n)
+    """
+    n, k = indices.shape
+    return sp.csr_matrix((np.ones(n * k), (np.repeat(np.arange(n), k), indices.ravel())),
+                         shape=(n, n))
+
+
+def neighbor_graph(indices, k, graph="symmetric"):
+    """The ``graph`` ("symmetric" or "directed") of the first ``k`` neighbours."""
+    if graph == "directed":
+        return directed_knn_graph(indices[:, :k])
+    return knn_graph(indices[:, :k])
 
 
 def spread_labels(graph, targets, *, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS,
@@ -99,11 +152,10 @@ def spread_scores(graph, targets, alpha=SPREAD_ALPHA, n_steps=SPREAD_STEPS):
     degree = np.asarray(graph.sum(axis=1)).ravel()
     scale = np.zeros_like(degree)
     np.divide(1.0, np.sqrt(degree), out=scale, where=degree > 0)
-    S = sp.diags(scale) @ graph @ sp.diags(scale)
-    F = targets.astype(np.float64, copy=True)
-    for _ in range(n_steps):
-        F = alpha * (S @ F) + (1.0 - alpha) * targets
-    return F
+    S = (sp.diags(scale) @ graph @ sp.diags(scale)).tocsr()
+    return spread_steps(S.indptr.astype(np.int64), S.indices.astype(np.int64),
+                        S.data.astype(np.float64), np.ascontiguousarray(targets, np.float64),
+                        float(alpha), int(n_steps))
 
 
 def class_probabilities(scores, class_mass):
@@ -117,53 +169,146 @@ def class_probabilities(scores, class_mass):
     return np.divide(scores, total, out=np.full_like(scores, 1.0 / K), where=total > 0)
 
 
-def _held_out_misses(graph, alpha, targets, hidden, scoring):
-    """The ``scoring`` weight of the ``hidden`` labelled rows missed when the
-    other labels spread, with and without class mass normalization (one
-    spreading)."""
-    kept = targets.copy()
-    kept[hidden] = 0.0
-    scores = spread_scores(graph, kept, alpha)
-    truth = targets[hidden].argmax(axis=1)
-    return np.array([scoring[hidden]
-                     @ (class_probabilities(scores, mass)[hidden].argmax(axis=1) != truth)
-                     for mass in CLASS_MASS_CANDIDATES])
+def _steps(alpha):
+    """Spreading steps for ``alpha``: ``SPREAD_STEPS``, fewer where alpha^steps
+    falls below 1e-12 sooner (the scores no longer change)."""
+    return int(min(SPREAD_STEPS, np.ceil(np.log(1e-12) / np.log(alpha))))
 
 
-def _scoring_weights(targets):
+def class_shares(indices, targets):
+    """Each class's estimated share of the unlabelled points.
+
+    The mean class probabilities of the unlabelled points after the labels
+    spread over the directed ``SHARE_NEIGHBORS``-nearest-neighbour graph with
+    alpha ``SHARE_ALPHA``, without class mass normalization (a point no label
+    reaches counts every class alike), mixed with equal shares, which weigh
+    ``SHARE_EVEN_WEIGHT``. Without unlabelled points, the labels' own
+    shares.
+
+    Parameters
+    ----------
+    indices : ndarray of int (n, k_max)
+        Each point's nearest neighbours, nearest first, itself excluded.
+    targets : ndarray (n, K)
+        Label distributions times their weight; zero rows for unlabelled points.
+
+    Returns
+    -------
+    ndarray (K,)
+        Non-negative, summing to one.
+    """
+    unlabelled = targets.sum(axis=1) == 0
+    if not np.any(unlabelled):
+        return targets.sum(axis=0) / targets.sum()
+    graph = directed_knn_graph(indices[:, :min(SHARE_NEIGHBORS, indices.shape[1])])
+    scores = spread_scores(graph, targets, SHARE_ALPHA, _steps(SHARE_ALPHA))
+    spread = class_probabilities(scores, class_mass=False)[unlabelled].mean(axis=0)
+    return (1 - SHARE_EVEN_WEIGHT) * spread + SHARE_EVEN_WEIGHT / targets.shape[1]
+
+
+def _scoring_weights(targets, shares=None):
     """Each labelled row's weight in a held-out error: its confidence, every
-    class's total made equal (:func:`~nbembed._folds.class_balanced_weights`)."""
-    return class_balanced_weights(targets.sum(axis=1), targets.argmax(axis=1))
+    class's total made equal (:func:`~nbembed._folds.class_balanced_weights`),
+    then, with ``shares``, made the class's share."""
+    classes = targets.argmax(axis=1)
+    weights = class_balanced_weights(targets.sum(axis=1), classes)
+    return weights if shares is None else weights * shares[classes]
+
+
+class SpreadSetting(NamedTuple):
+    """How labels spread: over which graph, how far, whether normalized."""
+
+    graph: str
+    k: int
+    alpha: float
+    class_mass: bool
+
+
+def _settings(neighbors, alphas):
+    """Every setting of the table, in its order: graph, class mass, alpha, k."""
+    return [SpreadSetting(g, int(k), float(a), m) for g in SPREAD_GRAPHS
+            for m in CLASS_MASS_CANDIDATES for a in alphas for k in neighbors]
+
+
+def _preferred_first(neighbors, alphas):
+    """Indices of the table's settings in the order ties go: the symmetric graph,
+    more neighbours, the earlier alpha, no class mass normalization."""
+    shape = (len(SPREAD_GRAPHS), len(CLASS_MASS_CANDIDATES), len(alphas), len(neighbors))
+    return [np.ravel_multi_index((g, m, a, c), shape)
+            for g in range(shape[0]) for c in range(shape[3])[::-1]
+            for a in range(shape[2]) for m in range(shape[1])[::-1]]
+
+
+def held_out_classes(indices, targets, folds, settings):
+    """The class each setting gives each labelled point while its fold is hidden.
+
+    Parameters
+    ----------
+    indices, targets, folds
+        As for :func:`choose_spreading`.
+    settings : list of SpreadSetting
+
+    Returns
+    -------
+    ndarray of int (len(settings), n_labelled)
+        The argmax of the spread scores, in the order of the labelled rows.
+    """
+    labelled = np.flatnonzero(targets.sum(axis=1) > 0)
+    predicted = np.zeros((len(settings), labelled.size), dtype=np.intp)
+    for fold in np.unique(folds):
+        in_fold = folds == fold
+        hidden = labelled[in_fold]
+        kept = targets.copy()
+        kept[hidden] = 0.0
+        scores = {}
+        for s, setting in enumerate(settings):
+            key = setting[:3]
+            if key not in scores:
+                graph = neighbor_graph(indices, setting.k, setting.graph)
+                scores[key] = spread_scores(graph, kept, setting.alpha, _steps(setting.alpha))
+            probabilities = class_probabilities(scores[key], setting.class_mass)[hidden]
+            predicted[s, in_fold] = probabilities.argmax(axis=1)
+    return predicted
+
+
+def _error_rates(predicted, truth, weights):
+    """The weighted error rate of each row of ``predicted``."""
+    return error_rate((predicted != truth) @ weights, weights.sum())
 
 
 class SpreadingChoice(NamedTuple):
     """What :func:`choose_spreading` chose and the table it chose from."""
 
-    k: int
-    alpha: float
-    class_mass: bool
-    #: The held-out error rate of the chosen setting.
+    #: The number of neighbours of the symmetric graph the annealing starts from.
+    start_k: int
+    #: The spread labels' setting.
+    setting: SpreadSetting
+    #: Its held-out error rate (weighted by the classes' shares).
     error: float
     neighbors: np.ndarray
+    #: Shape (graphs, class mass, alphas, neighbours): ``SPREAD_GRAPHS``,
+    #: ``CLASS_MASS_CANDIDATES``, the alphas, the numbers of neighbours.
     errors: np.ndarray
+    #: The classes' estimated shares of the unlabelled points.
+    shares: np.ndarray
 
 
 def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
                      alphas=SPREAD_ALPHA_CANDIDATES):
-    """The graph, alpha and class mass normalization that best spread held-out labels.
+    """The start's graph, and the setting that best spreads held-out labels.
 
-    For a candidate setting the labels of all folds but one spread; the
-    labelled points of that fold are then classified by their spread scores
-    (argmax), and the errors of all folds add up, weighted by the labels'
-    confidences with every class's total made equal (a class with few labels
-    counts as much as one with many: the normalization is what keeps it from
-    being swallowed). The choice is made in two steps. First the graph: the k
-    with the smallest error at the first alpha with class mass normalization
-    (the spreading Mbed's annealing starts from; ties to the larger k, a
-    better connected graph). Then, on that graph, the alpha and the
-    normalization with the smallest error; ties go to the scores without the
-    normalization (Zhou et al.'s spreading; the normalization is taken only
-    where held-out labels say it helps), then to the earlier alpha.
+    Every setting (graph, number of neighbours, alpha, class mass
+    normalization) spreads the labels of all folds but one; the labelled
+    points of that fold are then classified by their spread scores (argmax).
+    The start's graph is the symmetric one whose number of neighbours missed
+    the fewest, at the first alpha with class mass normalization (the
+    spreading Mbed's annealing starts from), every class's labels weighing
+    alike (ties to the larger k, a better connected graph). The spread
+    labels' setting is the one that missed the fewest with each class's
+    labels weighing its estimated share of the unlabelled points
+    (:func:`class_shares`): the labels are to classify those. Ties go to the
+    symmetric graph, more neighbours, the earlier alpha, then to no class mass
+    normalization (Zhou et al.'s spreading).
 
     Parameters
     ----------
@@ -181,35 +326,31 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
     Returns
     -------
     SpreadingChoice
-        ``k``, ``alpha``, ``class_mass`` (bool), ``error`` (the chosen
-        setting's), ``neighbors`` (the numbers of neighbours compared) and
-        ``errors``, the weighted error rates on the held-out labelled points,
-        shape (2, len(alphas), len(neighbors)): with class mass normalization,
-        then without. Alphas after the first are measured on the chosen graph
-        only (NaN elsewhere).
     """
-    scoring = _scoring_weights(targets)
-    labelled = np.flatnonzero(scoring > 0)
     compared = np.array([k for k in neighbors if k <= indices.shape[1]] or [indices.shape[1]])
-    hidden_rows = [labelled[folds == fold] for fold in np.unique(folds)]
-    errors = np.full((len(CLASS_MASS_CANDIDATES), len(alphas), len(compared)), np.nan)
+    settings = _settings(compared, alphas)
+    predicted = held_out_classes(indices, targets, folds, settings)
+    labelled = targets.sum(axis=1) > 0
+    truth = targets[labelled].argmax(axis=1)
+    start_rows = [settings.index(SpreadSetting("symmetric", k, alphas[0], True))
+                  for k in compared]
+    start_errors = _error_rates(predicted[start_rows], truth, _scoring_weights(targets)[labelled])
+    start_k = compared[len(compared) - 1 - int(np.argmin(start_errors[::-1]))]
+    shares = class_shares(indices, targets)
+    errors = _error_rates(predicted, truth, _scoring_weights(targets, shares)[labelled])
+    order = _preferred_first(compared, alphas)
+    best = order[int(np.argmin(errors[order]))]
+    table = errors.reshape(len(SPREAD_GRAPHS), len(CLASS_MASS_CANDIDATES), len(alphas),
+                           len(compared))
+    return SpreadingChoice(int(start_k), settings[best], float(errors[best]), compared, table,
+                           shares)
 
-    def measure(a, c, graph):
-        errors[:, a, c] = error_rate(
-            sum(_held_out_misses(graph, alphas[a], targets, hidden, scoring)
-                for hidden in hidden_rows), scoring[labelled].sum())
 
-    graphs = [knn_graph(indices[:, :k]) for k in compared]
-    for c, graph in enumerate(graphs):
-        measure(0, c, graph)
-    c = len(compared) - 1 - int(np.argmin(errors[0, 0, ::-1]))
-    for a in range(1, len(alphas)):
-        measure(a, c, graphs[c])
-    plain_first = errors[::-1, :, c]  # rows: without the normalization, then with it
-    m, a = np.unravel_index(np.argmin(plain_first), plain_first.shape)
-    return SpreadingChoice(int(compared[c]), float(alphas[a]),
-                           bool(CLASS_MASS_CANDIDATES[::-1][m]), float(plain_first[m, a]),
-                           compared, errors)
+def spread_with(indices, targets, setting):
+    """Class probabilities of every point after spreading ``targets`` with ``setting``."""
+    graph = neighbor_graph(indices, setting.k, setting.graph)
+    return spread_labels(graph, targets, alpha=setting.alpha, n_steps=_steps(setting.alpha),
+                         class_mass=setting.class_mass)
 
 
 class NestedSpreading(NamedTuple):
@@ -245,16 +386,16 @@ def nested_spreading(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CAN
     Returns
     -------
     NestedSpreading
-        ``error``, the weighted error rate over all labelled points (every
-        class's labels weighing the same in all), and ``held_out``, each
+        ``error``, the error rate over all labelled points, each class's
+        labels weighing its estimated share of the unlabelled points
+        (:func:`class_shares`, from all labels), and ``held_out``, each
         labelled point's class probabilities from the spreading that did not
         see its label.
     """
-    scoring = _scoring_weights(targets)
-    labelled = np.flatnonzero(scoring > 0)
+    scoring = _scoring_weights(targets, class_shares(indices, targets))
+    labelled = np.flatnonzero(targets.sum(axis=1) > 0)
     classes = targets[labelled].argmax(axis=1)
     n_folds = np.unique(folds).size
-    wrong = 0.0
     held_out = np.zeros((labelled.size, targets.shape[1]))
     for fold in np.unique(folds):
         inside = folds != fold
@@ -263,9 +404,6 @@ def nested_spreading(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CAN
         kept[hidden] = 0.0
         inner = stratified_folds(classes[inside], n_folds, rng)
         choice = choose_spreading(indices, kept, inner, neighbors, alphas)
-        graph = knn_graph(indices[:, :choice.k])
-        probabilities = class_probabilities(spread_scores(graph, kept, choice.alpha),
-                                            choice.class_mass)[hidden]
-        held_out[~inside] = probabilities
-        wrong += scoring[hidden] @ (probabilities.argmax(axis=1) != classes[~inside])
+        held_out[~inside] = spread_with(indices, kept, choice.setting)[hidden]
+    wrong = scoring[labelled] @ (held_out.argmax(axis=1) != classes)
     return NestedSpreading(float(error_rate(wrong, scoring[labelled].sum())), held_out)

@@ -38,8 +38,8 @@ from .._validation import check_annotations, check_auto_or_number, check_dense_a
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
-    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, choose_spreading, knn_graph, \
-    nested_spreading, spread_labels
+    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, choose_spreading, \
+    class_shares, knn_graph, nested_spreading, spread_labels, spread_with
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -164,23 +164,27 @@ class Mbed(EmbeddingEstimator):
         ``anneal_start="labels"`` and ``labels_from``. "auto" chooses among 3,
         5, 7, 10 and 15 by cross-validation on the labelled points (the folds
         of ``sigma="cv"``: each fold's labels are hidden in turn, spread from
-        the others, and classified by their scores; ties go to more
-        neighbours); with fewer than 6 labelled points it is 10. Few
-        neighbours follow classes that are thin manifolds, many bridge gaps in
-        sparse data (docs/mbed.md).
+        the others, and classified by their scores): for the start, on the
+        symmetric graph, every class's labels weighing alike (ties go to
+        more neighbours); for the spread labels of ``labels_from`` together
+        with the graph (symmetric, or directed: each point hears its own
+        neighbours only), ``spread_alpha`` and the class mass normalization,
+        each class's labels weighing its estimated share of the unlabelled
+        points (``class_shares_``). With fewer than 6 labelled points it is 10
+        (symmetric). Few neighbours follow classes that are thin manifolds,
+        many bridge gaps in sparse data (docs/mbed.md).
     spread_alpha : "auto" or float, default="auto"
         Weight of the neighbours against a point's own label in each step of
         the spreading, in (0, 1): near 1 the labels travel far along the graph.
         "auto" starts the annealing with 0.99 (Zhou et al.'s; the graph is
         the one that spreads best at 0.99) and spreads the labels for
-        ``labels_from`` with 0.99 or 0.9, whichever missed fewer held-out
-        labels on that graph in the same cross-validation (ties to 0.99; 0.99
-        with fewer than 6 labelled points). A number is used for both. The
-        same cross-validation decides whether the spread labels divide each
-        class's scores by their total (class mass normalization; the start
-        always does): only where that missed fewer held-out labels. With
-        both ``spread_neighbors`` and ``spread_alpha`` fixed nothing is
-        cross-validated and the spread labels normalize too.
+        ``labels_from`` with 0.99 or 0.9, chosen with the graph (see
+        ``spread_neighbors``; 0.99 with fewer than 6 labelled points). A
+        number is used for both. The same cross-validation decides whether the
+        spread labels divide each class's scores by their total (class mass
+        normalization; the start always does). With both ``spread_neighbors``
+        and ``spread_alpha`` fixed nothing is cross-validated and the spread
+        labels normalize too, on the symmetric graph.
     labels_from : {"auto", "map", "spreading"}, default="auto"
         Where ``labels_`` come from. "map": the map's memberships (argmax of
         ``membership_``). "spreading": the labels spread over the
@@ -286,23 +290,38 @@ class Mbed(EmbeddingEstimator):
     anneal_start_ : str
         "random" or "labels": how the annealing started.
     spread_neighbors_ : int or None
-        Neighbours per point of the spreading graph (None when nothing spread).
+        Neighbours per point of the symmetric graph the annealing starts from
+        (None when nothing spread).
+    spread_graph_ : {"symmetric", "directed"} or None
+        The graph of the spread labels (``labels_from``): the symmetric union
+        of the nearest-neighbour relations, or each point to its own nearest
+        neighbours.
+    spread_labels_neighbors_ : int or None
+        Its neighbours per point.
     spread_alpha_ : float or None
         The alpha of the spread labels (None when nothing spread).
     spread_class_mass_ : bool or None
         Whether the spread labels normalize the class masses (None when
         nothing spread).
     spread_cv_errors_ : ndarray or None
-        The cross-validation errors of the candidates, shape (2, alphas,
-        neighbours): with and without class mass normalization, alpha 0.99
-        and 0.9, 3, 5, 7, 10, 15 neighbours (those below n), where "auto"
-        chose among them: the number of neighbours in ``[0, 0]``, then alpha
-        and the normalization in its column (the other alphas are measured
-        there only, NaN elsewhere).
+        The cross-validation errors of the spread labels' settings, shape
+        (2, 2, alphas, neighbours): the symmetric then the directed graph;
+        with then without class mass normalization; alpha 0.99 and 0.9; 3,
+        5, 7, 10, 15 neighbours (those below n); each class's labels weighing
+        its share in ``class_shares_``. None where nothing was chosen.
+    class_shares_ : ndarray (n_classes,) or None
+        Each class's estimated share of the unlabelled points, which weighs
+        its held-out labels in the choices of ``labels_from``: the mean class
+        probabilities of the unlabelled points after the labels spread over
+        the directed 7-nearest-neighbour graph with alpha 0.2 (the defaults of
+        scikit-learn's ``LabelSpreading``), without class mass normalization,
+        halfway to equal shares (see
+        :func:`~nbembed.affinity.label_spreading.class_shares`).
     labels_cv_errors_ : dict or None
         What ``labels_from="auto"`` compared: the error rates on held-out
         labels of the map (``"map"``) and of the spread labels
-        (``"spreading"``). The map's is that of the chosen width; the
+        (``"spreading"``), each class weighing its share in
+        ``class_shares_``. The map's is that of the chosen width; the
         spreading's that of its chosen setting when the width was chosen
         among several too, else that of the choice made inside each fold
         (:func:`~nbembed.affinity.label_spreading.nested_spreading`), so
@@ -483,6 +502,7 @@ class Mbed(EmbeddingEstimator):
                         and folds is not None and spreading_searched)
         self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
         self.spread_class_mass_ = self._spread_error = self._spread_nested = None
+        self.spread_graph_ = self.spread_labels_neighbors_ = self.class_shares_ = None
         self._map_held_out = None
         graph = None
         if self.anneal_start_ == "labels" or validate_map:
@@ -511,6 +531,7 @@ class Mbed(EmbeddingEstimator):
         elif validate_map:
             self._cross_validate_sigma(run_for, soft, weights, folds, (1.0,))
         self._choose_labels_source(labels_from, X, graph, soft, weights, folds)
+        self._spread_indices = self._spread_setting = None  # what the spread labels needed
         return run_for(self.sigma_, weights)
 
     def _labels_source_is_searched(self):
@@ -521,8 +542,9 @@ class Mbed(EmbeddingEstimator):
     def _choose_labels_source(self, labels_from, X, graph, soft, weights, folds):
         """Set ``labels_source_`` (and the spread labels) from ``labels_from``: with
         "auto", "spreading" when the cross-validation of both the map (the chosen
-        sigma) and the spreading (the chosen graph), on the same folds, says the
-        spread labels classify better: their error rate is lower
+        sigma) and the spreading (the chosen setting), on the same folds, says the
+        spread labels classify better: their error rate, each class weighing its
+        estimated share of the unlabelled points, is lower
         (:func:`spreading_classifies_better`) or, with two classes and the map
         validated at one width, their area under the ROC curve is larger
         (:func:`spreading_ranks_better`)."""
@@ -534,16 +556,19 @@ class Mbed(EmbeddingEstimator):
         if labels_from == "auto":
             if not self._labels_source_is_searched():
                 return
-            map_error = float(np.min(self.sigma_cv_errors_[
-                self.sigma_cv_folds_ == SIGMA_CV_FOLDS]))
+            labelled = weights > 0
+            classes = soft[labelled].argmax(axis=1)
+            scoring = (class_balanced_weights(weights, soft.argmax(axis=1))[labelled]
+                       * self.class_shares_[classes])
+            map_error = float(error_rate(
+                scoring @ (self._map_held_out.argmax(axis=1) != classes), scoring.sum()))
             # like with like: the best of several widths against the best of
             # several spreadings, a single width against the spreading's choice
             # made inside each fold
             one_width = len(self.sigma_candidates_) == 1
             spread_error = self._spread_nested.error if one_width else self._spread_error
             self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
-            labelled = weights > 0
-            second = soft[labelled].argmax(axis=1) == 1
+            second = classes == 1
             # an area needs labels of both classes; labels of one alone fall back
             # to the error rates
             if one_width and soft.shape[1] == 2 and 0 < np.count_nonzero(second) < second.size:
@@ -563,11 +588,10 @@ class Mbed(EmbeddingEstimator):
                             "and %.1f%% by spreading them; labels_ are the spread labels.",
                             100 * map_error, 100 * spread_error)
         if graph is None:  # nothing spread yet
-            graph = self._spread_graph(X, soft * weights[:, None], folds)
+            self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
-        self._spread_labels = spread_labels(graph, soft * weights[:, None],
-                                            alpha=self.spread_alpha_,
-                                            class_mass=self.spread_class_mass_).argmax(axis=1)
+        self._spread_labels = spread_with(self._spread_indices, soft * weights[:, None],
+                                          self._spread_setting).argmax(axis=1)
 
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_``, ``spread_neighbors`` at
@@ -672,15 +696,17 @@ class Mbed(EmbeddingEstimator):
                                     low=0, high=1, low_open=True, high_open=True)
 
     def _spread_graph(self, X, targets, folds, nested_rng=None):
-        """The nearest-neighbour graph the labels spread over; sets
-        ``spread_neighbors_``, ``spread_alpha_`` and ``spread_class_mass_``.
+        """The symmetric nearest-neighbour graph the annealing starts from; sets
+        ``spread_neighbors_`` and the spread labels' setting (``spread_graph_``,
+        ``spread_labels_neighbors_``, ``spread_alpha_``, ``spread_class_mass_``).
 
         They are ``spread_neighbors`` and ``spread_alpha``, or where "auto"
-        the candidates that best spread held-out labels (``folds``; without
-        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA``);
-        the class masses are normalized unless that choice said otherwise.
-        With ``nested_rng`` the error of that choice made inside each fold is
-        kept too, for ``labels_from``."""
+        the candidates that best spread held-out labels (``folds``,
+        :func:`~nbembed.affinity.label_spreading.choose_spreading`; without
+        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA`` on the
+        symmetric graph, class masses normalized). With ``nested_rng`` the
+        error of that choice made inside each fold is kept too, for
+        ``labels_from``."""
         n = X.shape[0]
         k = self._resolve_spread_neighbors(n)
         alpha = self._resolve_spread_alpha()
@@ -691,24 +717,29 @@ class Mbed(EmbeddingEstimator):
             else (alpha,)
         _, idx = nearest_neighbors(X, min(n - 1, max(neighbours)), metric=self.metric,
                                    neighbors=self.neighbors, random_state=self.random_state)
-        class_mass = True
         if choose:
             choice = choose_spreading(idx, targets, folds, neighbours, alphas)
-            k, alpha, class_mass = choice.k, choice.alpha, choice.class_mass
+            k, setting = choice.start_k, choice.setting
             self.spread_cv_errors_, self._spread_error = choice.errors, choice.error
+            self.class_shares_ = choice.shares
             if nested_rng is not None:
                 self._spread_nested = nested_spreading(
                     idx, targets, folds, nested_rng, neighbours, alphas)
         else:
-            k, alpha = min(n - 1, neighbours[0]), alphas[0]
-        self.spread_neighbors_, self.spread_alpha_ = k, alpha
-        self.spread_class_mass_ = class_mass
+            k = min(n - 1, neighbours[0])
+            setting = SpreadSetting("symmetric", k, alphas[0], True)
+            self.class_shares_ = class_shares(idx, targets)
+        self.spread_neighbors_ = k
+        self._spread_indices, self._spread_setting = idx, setting
+        self.spread_graph_, self.spread_labels_neighbors_ = setting.graph, setting.k
+        self.spread_alpha_, self.spread_class_mass_ = setting.alpha, setting.class_mass
         # A start from the chosen alpha made the map worse (docs/mbed.md): the
         # start keeps Zhou et al.'s unless alpha is fixed.
-        self._start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else alpha
-        logger.info("Mbed: labels spread over the %d-nearest-neighbour graph, alpha %g, "
-                    "%s class mass normalization.", k, alpha,
-                    "with" if class_mass else "without")
+        self._start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else alphas[0]
+        logger.info("Mbed: the start spreads the labels over the %d-nearest-neighbour graph; "
+                    "the spread labels over the %s %d-nearest-neighbour graph, alpha %g, "
+                    "%s class mass normalization.", k, setting.graph, setting.k,
+                    setting.alpha, "with" if setting.class_mass else "without")
         return knn_graph(idx[:, :k])
 
     def _resolve_repulsion(self, n, d):

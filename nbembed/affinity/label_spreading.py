@@ -80,17 +80,8 @@ SPREAD_STEPS = 200
 
 
 def knn_graph(indices):
-    """The symmetric 0/1 graph of the k-nearest-neighbour relations (their union).
-
-    Parameters
-    ----------
-    indices : ndarray of int (n, k)
-        Each point's nearest neighbours, itself excluded.
-
-    Returns
-    -------
-    csr_matrix (n, n)
-    """
+    """The symmetric 0/1 graph of the k-nearest-neighbour relations (their union):
+    :func:`directed_knn_graph` with each link made mutual; CSR (n, n)."""
     n, k = indices.shape
     rows = np.repeat(np.arange(n), k)
     return symmetric_union(rows, indices.ravel(), np.ones(n * k), n)
@@ -187,10 +178,8 @@ def class_shares(indices, targets):
 
     Parameters
     ----------
-    indices : ndarray of int (n, k_max)
-        Each point's nearest neighbours, nearest first, itself excluded.
-    targets : ndarray (n, K)
-        Label distributions times their weight; zero rows for unlabelled points.
+    indices, targets
+        As for :func:`choose_spreading`.
 
     Returns
     -------

@@ -231,6 +231,9 @@ def _preferred_first(neighbors, alphas):
 def held_out_classes(indices, targets, folds, settings):
     """The class each setting gives each labelled point while its fold is hidden.
 
+    The folds spread side by side, one block of columns each, so that each
+    graph and alpha takes one spreading.
+
     Parameters
     ----------
     indices, targets, folds
@@ -243,20 +246,23 @@ def held_out_classes(indices, targets, folds, settings):
         The argmax of the spread scores, in the order of the labelled rows.
     """
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
+    K = targets.shape[1]
+    in_folds = [folds == fold for fold in np.unique(folds)]
+    kept = np.repeat(targets[:, None, :], len(in_folds), axis=1)  # (n, folds, K)
+    for f, in_fold in enumerate(in_folds):
+        kept[labelled[in_fold], f] = 0.0
+    kept = kept.reshape(len(targets), -1)
     predicted = np.zeros((len(settings), labelled.size), dtype=np.intp)
-    for fold in np.unique(folds):
-        in_fold = folds == fold
-        hidden = labelled[in_fold]
-        kept = targets.copy()
-        kept[hidden] = 0.0
-        scores = {}
+    for graph_kind, k, alpha in dict.fromkeys(setting[:3] for setting in settings):
+        graph = neighbor_graph(indices, k, graph_kind)
+        scores = spread_scores(graph, kept, alpha, _steps(alpha))
         for s, setting in enumerate(settings):
-            key = setting[:3]
-            if key not in scores:
-                graph = neighbor_graph(indices, setting.k, setting.graph)
-                scores[key] = spread_scores(graph, kept, setting.alpha, _steps(setting.alpha))
-            probabilities = class_probabilities(scores[key], setting.class_mass)[hidden]
-            predicted[s, in_fold] = probabilities.argmax(axis=1)
+            if setting[:3] != (graph_kind, k, alpha):
+                continue
+            for f, in_fold in enumerate(in_folds):
+                probabilities = class_probabilities(scores[:, f * K:(f + 1) * K],
+                                                    setting.class_mass)[labelled[in_fold]]
+                predicted[s, in_fold] = probabilities.argmax(axis=1)
     return predicted
 
 

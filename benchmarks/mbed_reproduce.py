@@ -121,7 +121,9 @@ def usps(path, n_splits, sigma="auto"):
         print(f"# USPS split {seed}: test error {100 * errors[-1]:.2f}% (labels from the "
               f"{model.labels_source_}; the map's {100 * map_errors[-1]:.2f}%), "
               f"sigma {model.sigma_:.3f}"
-              f"{cv}, labels spread over {model.spread_neighbors_} neighbours "
+              f"{cv}, the start spread over {model.spread_neighbors_} neighbours, the "
+              f"spread labels over the {model.spread_graph_} {model.spread_labels_neighbors_}"
+              f"-neighbour graph "
               f"({time.perf_counter() - started:.0f} s); LabelSpreading {100 * baseline[-1]:.2f}%",
               flush=True)
     errors = np.array(errors)

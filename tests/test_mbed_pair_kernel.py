@@ -26,6 +26,23 @@ def test_sne_kernel_matches_reference_over_many_row_groups(rng, far):
     np.testing.assert_allclose(grad.T, refm.sne_grad(P, Y), rtol=1e-8, atol=1e-10)
 
 
+def test_the_kept_exponentials_are_the_pairs_and_a_reused_buffer_changes_nothing(rng):
+    n = kernels.COLUMN_CHUNK + 37
+    P = refm.input_neighbourhoods(pairwise_distances(rng.normal(size=(n, 4))), 2.0)
+    Yt = np.ascontiguousarray(rng.normal(size=(n, 3)).T)
+    first, again = np.empty((3, n)), np.empty((3, n))
+    pair_exp = np.full(n * (n - 1) // 2, np.nan)  # work space: its content must not matter
+    cost = kernels.sne_cost_gradient_kept(Yt, P + P.T, first, pair_exp)
+    # row by row, the upper triangle of exp(-||y_i - y_j||^2)
+    tau = ((Yt.T[:, None, :] - Yt.T[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_allclose(pair_exp, np.exp(-tau[np.triu_indices(n, 1)]), rtol=1e-13)
+    pair_exp[::7] = -1.0
+    assert kernels.sne_cost_gradient_kept(Yt, P + P.T, again, pair_exp) == cost
+    np.testing.assert_array_equal(again, first)
+    assert kernels.sne_cost_gradient(Yt, P + P.T, again) == cost
+    np.testing.assert_array_equal(again, first)
+
+
 KERNEL_THREADS_SCRIPT = """
 import hashlib
 import numpy as np

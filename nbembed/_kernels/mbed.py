@@ -7,8 +7,9 @@ neighbourhoods q_ij = exp(-tau_ij) / Z_i, tau_ij = ||y_i - y_j||^2:
     dC/dy_i = 2 sum_j (p_ij - q_ij + p_ji - q_ji) (y_i - y_j).
 
 The kernel takes M = P + P^T, dense, and works in two passes over the pairs:
-the first finds every Z_i, the second the forces (they need Z_j of every
-neighbour). A row whose Z_i would underflow (a point far from all others) is
+the first finds every Z_i and keeps each pair's exp(-tau_ij) (half an n x n
+matrix, packed), the second the forces (they need Z_j of every neighbour)
+from the kept exponentials, without computing a distance again. A row whose Z_i would underflow (a point far from all others) is
 recomputed shifted by its smallest tau (a log-sum-exp), so the cost stays
 finite and exact instead of hitting log 0.
 
@@ -138,16 +139,30 @@ def add_group_parts(parts, out):
         total[j] = s
 
 
-@njit(**JIT_PARALLEL)
-def sne_normalizers(Yt):
-    """Normalizers Z_i = sum_{j != i} exp(-tau_ij), as Z_i = exp(-s_i) z_i.
+@njit(inline="always", **JIT)
+def packed_row_offset(i, n):
+    """Where pair (i, j) of row i, j > i, lies in the packed upper triangle of
+    an n x n matrix: at ``packed_row_offset(i, n) + j``."""
+    return i * (2 * n - i - 1) // 2 - i - 1
 
-    Each pair's exponential is computed once, for Z_i and Z_j.
+
+@njit(**JIT_PARALLEL)
+def sne_pair_exponentials(Yt, M, pair_exp):
+    """The first pass: normalizers Z_i = sum_{j != i} exp(-tau_ij), as
+    Z_i = exp(-s_i) z_i, every exp(-tau_ij) of the upper triangle, and the rows'
+    sum_{j > i} m_ij tau_ij.
+
+    Each pair's exponential is computed once, for Z_i and Z_j, and kept for
+    the second pass, which then needs no distances.
 
     Parameters
     ----------
     Yt : ndarray (d, n)
         Embedding, transposed.
+    M : ndarray (n, n)
+        P + P^T (only the upper triangle is read).
+    pair_exp : ndarray (n (n - 1) / 2,)
+        Output: exp(-tau_ij) for i < j, row by row (:func:`packed_row_offset`).
 
     Returns
     -------
@@ -155,27 +170,37 @@ def sne_normalizers(Yt):
         s_i: 0, or min_{j != i} tau_ij in rows where Z_i would underflow.
     z : ndarray (n,)
         z_i = sum_{j != i} exp(-(tau_ij - s_i)).
+    m_tau : ndarray (n,)
+        sum_{j > i} m_ij tau_ij.
     """
     d, n = Yt.shape
     parts = np.zeros((N_GROUPS, n))
+    m_tau = np.zeros(n)
     for g in prange(N_GROUPS):
         buf = np.empty(COLUMN_CHUNK)
         zpart = parts[g]
         for start in group_block_starts(g, n):
             for i in range(start, min(n, start + ROW_BLOCK)):
                 zi = 0.0
+                row_m_tau = 0.0
+                offset = packed_row_offset(i, n)
                 for j0 in range(i + 1, n, COLUMN_CHUNK):
                     m = min(COLUMN_CHUNK, n - j0)
                     chunk_squared_distances(Yt, i, j0, m, buf)
+                    mrow = M[i, j0:j0 + m]
+                    e = pair_exp[offset + j0:offset + j0 + m]
                     zj = zpart[j0:j0 + m]
-                    for t in range(m):
-                        buf[t] = exp_neg(buf[t])
                     # Sums in loops that store nothing (see nbembed._kernels.reduction).
                     for t in range(m):
-                        zi += buf[t]
+                        row_m_tau += mrow[t] * buf[t]
                     for t in range(m):
-                        zj[t] += buf[t]
+                        e[t] = exp_neg(buf[t])
+                    for t in range(m):
+                        zi += e[t]
+                    for t in range(m):
+                        zj[t] += e[t]
                 zpart[i] += zi
+                m_tau[i] = row_m_tau
     z = np.empty(n)
     add_group_parts(parts, z)
     shift = np.zeros(n)
@@ -185,16 +210,25 @@ def sne_normalizers(Yt):
         if z[i] < _TINY_Z:
             row_squared_distances(Yt, i, row, BIG)
             shift[i], z[i] = shifted_normalizer(row)
-    return shift, z
+    return shift, z, m_tau
+
+
+@njit(**JIT)
+def sne_cost_gradient(Yt, M, grad):
+    """:func:`sne_cost_gradient_kept` with a buffer of its own for the pairs'
+    exponentials."""
+    n = Yt.shape[1]
+    return sne_cost_gradient_kept(Yt, M, grad, np.empty(n * (n - 1) // 2))
 
 
 @njit(**JIT_PARALLEL)
-def sne_cost_gradient(Yt, M, grad):
+def sne_cost_gradient_kept(Yt, M, grad, pair_exp):
     """SNE cost (without the constant sum p log p) and its gradient.
 
     M is symmetric, and so is the weight m_ij - q_ij - q_ji of each pair: a
     pair (i, j > i) is visited once and pulls y_i and y_j by equal and
-    opposite amounts.
+    opposite amounts. The first pass (:func:`sne_pair_exponentials`) keeps
+    every exp(-tau_ij) in ``pair_exp``, the second reads them back.
 
     Parameters
     ----------
@@ -205,6 +239,8 @@ def sne_cost_gradient(Yt, M, grad):
         triangle is read).
     grad : ndarray (d, n)
         Output: dC/dY, transposed like ``Yt``.
+    pair_exp : ndarray (n (n - 1) / 2,)
+        Work space, overwritten.
 
     Returns
     -------
@@ -212,7 +248,7 @@ def sne_cost_gradient(Yt, M, grad):
         sum_ij p_ij tau_ij + sum_i log Z_i = C - sum_ij p_ij log p_ij.
     """
     d, n = Yt.shape
-    shift, z = sne_normalizers(Yt)
+    shift, z, m_tau = sne_pair_exponentials(Yt, M, pair_exp)
     inv_z = 1.0 / z
     shifted = shift.max() > 0.0
     parts = np.zeros((N_GROUPS, d, n))
@@ -224,16 +260,13 @@ def sne_cost_gradient(Yt, M, grad):
             for i in range(start, min(n, start + ROW_BLOCK)):
                 inv_zi = inv_z[i]
                 si = shift[i]
-                m_tau = 0.0
+                offset = packed_row_offset(i, n)
                 for j0 in range(i + 1, n, COLUMN_CHUNK):
                     m = min(COLUMN_CHUNK, n - j0)
-                    chunk_squared_distances(Yt, i, j0, m, buf)
                     mrow = M[i, j0:j0 + m]
                     inv_zj = inv_z[j0:j0 + m]
-                    # Sums in loops that store nothing (see nbembed._kernels.reduction).
-                    for t in range(m):
-                        m_tau += mrow[t] * buf[t]
                     if shifted:
+                        chunk_squared_distances(Yt, i, j0, m, buf)
                         sj = shift[j0:j0 + m]
                         for t in range(m):
                             tau = buf[t]
@@ -241,19 +274,21 @@ def sne_cost_gradient(Yt, M, grad):
                                       - exp_neg(tau - sj[t]) * inv_zj[t])
                     else:
                         # The usual case, one exponential per pair: q_ij Z_i = q_ji Z_j.
+                        e = pair_exp[offset + j0:offset + j0 + m]
                         for t in range(m):
-                            buf[t] = mrow[t] - exp_neg(buf[t]) * (inv_zi + inv_zj[t])
+                            buf[t] = mrow[t] - e[t] * (inv_zi + inv_zj[t])
                     for k in range(d):
                         yk = Yt[k, j0:j0 + m]
                         gk = gpart[k, j0:j0 + m]
                         a = Yt[k, i]
                         force = 0.0
+                        # Sums in loops that store nothing (see nbembed._kernels.reduction).
                         for t in range(m):
                             force += buf[t] * (a - yk[t])
                         for t in range(m):
                             gk[t] -= buf[t] * (a - yk[t])
                         gpart[k, i] += force
-                cost_rows[i] = m_tau + math.log(z[i]) - si
+                cost_rows[i] = m_tau[i] + math.log(z[i]) - si
     add_group_parts(parts, grad)
     for k in prange(d):
         for j in range(n):

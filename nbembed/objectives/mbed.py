@@ -144,6 +144,7 @@ class MbedObjective(Objective):
         self.lambda_ = None
         self.tau = None
         self._grid_cache = {}
+        self._pair_exp = None
         self.set_labels(soft_labels, label_weights)
 
     def set_labels(self, soft_labels, label_weights):
@@ -195,7 +196,12 @@ class MbedObjective(Objective):
         if sp.issparse(M):
             return sparse_kernels.sne_gradient(Yt, M.indptr, M.indices, M.data,
                                                np.ones(Yt.shape[1]), 1.0, grad)
-        return kernels.sne_cost_gradient(Yt, M, grad)
+        n = Yt.shape[1]
+        if self._pair_exp is None or self._pair_exp.size != n * (n - 1) // 2:
+            # kept between evaluations: a fresh half n x n matrix each time would
+            # cost its first touch of every page
+            self._pair_exp = np.empty(n * (n - 1) // 2)
+        return kernels.sne_cost_gradient_kept(Yt, M, grad, self._pair_exp)
 
     def boundary_terms(self, Yt):
         """-(A + B) + D, its gradient (n, d) and the terms by name (A, B, D)."""

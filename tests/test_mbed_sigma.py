@@ -3,10 +3,10 @@ labelled points (``sigma="cv"``, the default with many classes, docs/mbed.md).""
 
 import numpy as np
 import pytest
-from sklearn.metrics import pairwise_distances, roc_auc_score
+from sklearn.metrics import pairwise_distances
 
 from conftest import load_shared
-from nbembed._folds import class_balanced_weights, stratified_folds, weighted_auc
+from nbembed._folds import class_balanced_weights, clearly_fewer_misses, stratified_folds
 from nbembed.affinity.fixed_width import default_sigma
 from nbembed.methods.mbed import SIGMA_CV_KEEP, SIGMA_CV_STEPS, SIGMA_FACTORS, Mbed
 from test_mbed import blobs, small
@@ -43,29 +43,26 @@ def test_class_balanced_weights_give_every_class_the_same_total():
     np.testing.assert_allclose(same * 2, 1.0)
 
 
-def pairwise_auc(scores, positive, weights):
-    """The weighted area under the ROC curve over every (positive, negative) pair."""
-    pos, neg = np.flatnonzero(positive), np.flatnonzero(~positive)
-    above = np.sign(scores[pos][:, None] - scores[neg][None, :])
-    pair_weights = np.outer(weights[pos], weights[neg])
-    return float(np.sum(pair_weights * (above + 1) / 2) / pair_weights.sum())
-
-
-def test_weighted_auc_counts_every_pair_and_ties_half(rng):
-    scores = rng.integers(0, 6, 40) / 5.0  # many ties
-    positive = rng.random(40) < 0.4
-    weights = rng.random(40) + 0.1
-    assert weighted_auc(scores, positive, weights) == pytest.approx(
-        pairwise_auc(scores, positive, weights), abs=1e-12)
-    assert weighted_auc(scores, positive, weights) == pytest.approx(
-        roc_auc_score(positive, scores, sample_weight=weights), abs=1e-12)
-    # only the order counts
-    assert weighted_auc(np.exp(3 * scores), positive, weights) == pytest.approx(
-        weighted_auc(scores, positive, weights), abs=1e-12)
-    separated = np.where(positive, 1.0, 0.0)
-    assert weighted_auc(separated, positive, weights) == 1.0
-    assert weighted_auc(-separated, positive, weights) == 0.0
-    assert weighted_auc(np.zeros(40), positive, weights) == 0.5
+def test_clearly_fewer_misses_needs_more_than_the_margin_of_standard_errors():
+    # 2 of 20 held-out labels missed against 8, the 2 among the 8: six paired
+    # differences of -1 and fourteen of 0, mean -0.3, standard error
+    # sqrt(0.3 * 0.7 / 20) = 0.1025, so 2.93 standard errors apart
+    reference = np.arange(20) < 8
+    missed = np.arange(20) < 2
+    weights = np.ones(20)
+    assert clearly_fewer_misses(missed, reference, weights, 2.9)
+    assert not clearly_fewer_misses(missed, reference, weights, 3.0)
+    assert not clearly_fewer_misses(reference, missed, weights, 0.0)  # more misses
+    # the same misses are never clearly fewer, whatever the margin
+    assert not clearly_fewer_misses(missed, missed, weights, 0.0)
+    # one miss swapped for another: a tie
+    assert not clearly_fewer_misses(np.roll(missed, 5), missed, weights, 0.0)
+    # only the weights' ratios count
+    weights = np.random.default_rng(0).random(20) + 0.5
+    assert clearly_fewer_misses(missed, reference, weights, 1.0) == clearly_fewer_misses(
+        missed, reference, 7.0 * weights, 1.0)
+    # every difference the same: no spread, so any margin is passed
+    assert clearly_fewer_misses(np.zeros(5, bool), np.ones(5, bool), np.ones(5), 10.0)
 
 
 @pytest.mark.parametrize("K, labels, expected", [

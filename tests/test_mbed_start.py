@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from nbembed._folds import stratified_folds
-from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, SHARE_ALPHA, \
-    SHARE_EVEN_WEIGHT, SHARE_NEIGHBORS, SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, SPREAD_GRAPHS, \
+from nbembed.affinity.label_spreading import CLASS_MASS_CANDIDATES, DEFAULT_SETTING, \
+    SETTING_MARGIN, SHARE_ALPHA, SHARE_EVEN_WEIGHT, SHARE_NEIGHBORS, SPREAD_ALPHA, \
+    SPREAD_ALPHA_CANDIDATES, SPREAD_GRAPHS, \
     SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, choose_spreading, \
     class_shares, directed_knn_graph, knn_graph, nested_spreading, neighbor_graph, \
     spread_labels, spread_with
 from nbembed.affinity.perplexity import nearest_neighbors
-from nbembed.methods.mbed import Mbed, spreading_classifies_better, spreading_ranks_better
+from nbembed.methods.mbed import Mbed
 from test_mbed import blobs, small
 
 
@@ -265,6 +266,55 @@ def test_the_spread_labels_take_the_setting_that_missed_the_least(rng):
     assert np.ptp(choice.errors) > 0.05
 
 
+def reference_default_kept(X, targets, folds, table_best, shares):
+    """Whether the default setting stays: the table's best must miss fewer held-out
+    labels, each weighing its class's share over its class's count, by more than
+    SETTING_MARGIN standard errors of the weighted mean paired difference."""
+    classes = targets[targets.sum(axis=1) > 0].argmax(axis=1)
+    w = shares[classes] / np.bincount(classes)[classes]
+    d = (reference_missed(X, targets, folds, table_best).astype(float)
+         - reference_missed(X, targets, folds, DEFAULT_SETTING))
+    mean = np.average(d, weights=w)
+    se = np.sqrt(np.sum(w ** 2 * (d - mean) ** 2)) / w.sum()
+    return not -mean > SETTING_MARGIN * se
+
+
+@pytest.mark.parametrize("case", ["rings", "noise"])
+def test_the_spread_labels_keep_the_default_unless_the_table_clearly_beats_it(rng, case):
+    if case == "rings":  # the symmetric graph of five neighbours follows the rings
+        X, y = rings(rng)
+        every = 8
+    else:  # classes drawn at random: no setting tells them apart (on some draws
+        # the best of forty still beats the default by two standard errors)
+        noise = np.random.default_rng(1)
+        X = noise.normal(size=(150, 4))
+        y = noise.integers(0, 3, 150)
+        every = 3
+    K = y.max() + 1
+    targets = np.zeros((len(y), K))
+    labelled = np.flatnonzero(np.arange(len(y)) % every == 0)
+    targets[labelled, y[labelled]] = 1.0
+    folds = stratified_folds(y[labelled], 3, np.random.RandomState(1))
+    _, idx = nearest_neighbors(X, 15)
+    plain = choose_spreading(idx, targets, folds)
+    choice = choose_spreading(idx, targets, folds, default=DEFAULT_SETTING)
+    # the same table and start; the default is measured beside it
+    np.testing.assert_array_equal(choice.errors, plain.errors)
+    assert choice.start_k == plain.start_k
+    classes = y[labelled]
+    shares = reference_shares(X, targets)
+    default_missed = reference_missed(X, targets, folds, DEFAULT_SETTING)
+    assert choice.default_error == pytest.approx(
+        weighted_class_error(default_missed, classes, shares), abs=1e-9)
+    kept = reference_default_kept(X, targets, folds, plain.setting, shares)
+    assert choice.setting == (DEFAULT_SETTING if kept else plain.setting)
+    np.testing.assert_array_equal(
+        choice.missed, reference_missed(X, targets, folds, choice.setting))
+    assert kept == (case == "noise")
+    if case == "rings":
+        assert choice.error == 0.0 and choice.default_error > 0.1
+
+
 def test_the_directed_graph_links_each_point_to_its_own_neighbours(rng):
     X = rng.normal(size=(40, 3))
     _, idx = nearest_neighbors(X, 5)
@@ -337,14 +387,13 @@ def test_nested_spreading_makes_the_choice_inside_each_fold(rng):
     reference = reference_nested_error(X, targets, folds, np.random.RandomState(5),
                                        SPREAD_NEIGHBOR_CANDIDATES, SPREAD_ALPHA_CANDIDATES)
     assert nested == pytest.approx(reference, abs=1e-9)
-    # each labelled point's probabilities from the spreading that did not see its
-    # label: rows of a distribution whose misses make the error
+    # which labelled points the spreading that did not see their labels missed:
+    # they make the error
     classes = y[labelled]
-    assert measured.held_out.shape == (labelled.size, 3)
-    np.testing.assert_allclose(measured.held_out.sum(axis=1), 1.0)
+    assert measured.missed.shape == (labelled.size,) and measured.missed.dtype == bool
     shares = class_shares(idx, targets)
-    assert nested == pytest.approx(weighted_class_error(
-        measured.held_out.argmax(axis=1) != classes, classes, shares), abs=1e-12)
+    assert nested == pytest.approx(weighted_class_error(measured.missed, classes, shares),
+                                   abs=1e-12)
     # the smallest error of the plain choice never promises more than the nested one
     # can keep on the same folds
     assert choose_spreading(idx, targets, folds).error <= nested
@@ -400,57 +449,51 @@ def test_two_classes_compare_the_map_at_the_papers_width_with_the_spreading(rng)
     # the spreading's error is that of its choice made inside each fold: never
     # below the smallest of its table on the same folds
     assert np.nanmin(model.spread_cv_errors_) <= errors["spreading"] < errors["map"]
-    # two classes: the areas under the ROC curve of the held-out labels decide
-    areas = model.labels_cv_auc_
-    assert areas["spreading"] > 0.95 and areas["map"] < areas["spreading"]
     assert model.labels_source_ == "spreading"
     assert np.mean(model.labels_[partial < 0] != y[partial < 0]) < 0.02
     # the same map either way: the choice touches labels_ only
     np.testing.assert_array_equal(model.embedding_, paper.embedding_)
     # the paper's width asked for: nothing is validated, the labels are the map's
     assert paper.sigma_candidates_ is None and paper.labels_cv_errors_ is None
-    assert paper.labels_cv_auc_ is None
     assert paper.labels_source_ == "map"
 
 
-def test_spreading_classifies_better_when_it_missed_fewer_held_out_labels():
-    assert spreading_classifies_better(0.15, 0.05)
-    assert spreading_classifies_better(0.26, 0.25)
-    # a tie keeps the map, and so does a map that missed fewer
-    assert not spreading_classifies_better(0.1, 0.1)
-    assert not spreading_classifies_better(0.0, 0.0)
-    assert not spreading_classifies_better(0.05, 0.15)
+def test_two_classes_keep_the_map_where_it_clearly_classifies_better():
+    # Two Gaussians in 50 dimensions, apart along one: the map's margin finds the
+    # direction, while the nearest neighbours in 50 dimensions are mostly noise.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 50))
+    y = np.repeat([0, 1], 60)
+    X[y == 1, 0] += 3.3
+    partial = np.where(np.arange(len(y)) % 6 == 0, y, -1)
+    model = small(2).fit(X, partial)
+    errors = model.labels_cv_errors_
+    assert errors["map"] + 0.2 < errors["spreading"]
+    assert model.labels_source_ == "map"
+    np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
+    unlabelled = partial < 0
+    assert np.mean(model.labels_[unlabelled] != y[unlabelled]) < 0.1
 
 
-def test_spreading_ranks_better_when_its_area_is_larger():
-    assert spreading_ranks_better(0.7, 0.9)
-    # a tie keeps the map, and so does a map that ranks better
-    assert not spreading_ranks_better(0.8, 0.8)
-    assert not spreading_ranks_better(1.0, 1.0)
-    assert not spreading_ranks_better(0.9, 0.7)
-
-
-def test_two_classes_keep_the_map_where_it_ranks_the_held_out_labels_better(rng):
-    # Two well separated blobs: the map ranks every held-out label right, and a
-    # tie of the areas keeps it.
+def test_a_tie_keeps_the_spread_labels(rng):
+    # Two well separated blobs: the map and the spreading classify every held-out
+    # label; nothing says the map is better, so the spread labels stay.
     X, y = blobs(rng, n_per=40, K=2, gap=8.0)
     partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
     model = small(2).fit(X, partial)
-    assert model.labels_cv_auc_["map"] == 1.0
-    assert model.labels_cv_auc_["map"] >= model.labels_cv_auc_["spreading"]
-    assert model.labels_source_ == "map"
-    np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
+    assert model.labels_cv_errors_ == {"map": 0.0, "spreading": 0.0}
+    assert model.labels_source_ == "spreading"
+    np.testing.assert_array_equal(model.labels_, y)
 
 
 def test_two_classes_with_labels_of_one_compare_error_rates(rng):
-    # no area under the ROC curve without labels of both classes: the error
-    # rates decide, as with more classes, and nothing divides by zero
+    # labels of one class alone: the comparison runs and nothing divides by zero
     X, y = blobs(rng, n_per=40, K=2, gap=8.0)
     partial = np.where((np.arange(len(y)) % 5 == 0) & (y == 0), 0, -1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         model = small(2).fit(X, partial)
-    assert model.labels_cv_auc_ is None and model.labels_cv_errors_ is not None
+    assert model.labels_cv_errors_ is not None
 
 
 def chosen_setting(model):
@@ -487,18 +530,18 @@ def test_labels_come_from_the_spreading_where_the_map_misses_held_out_labels(rng
     np.testing.assert_array_equal(restarted.labels_, spread)
 
 
-def test_labels_come_from_the_map_where_it_classifies_as_well(rng):
+def test_labels_where_the_map_classifies_as_well(rng):
     X, y = blobs(rng, n_per=30, K=3, gap=8.0)
     partial = np.where(np.arange(len(y)) % 5 == 0, y, -1)
     model = small(3).fit(X, partial)
     assert model.anneal_start_ == "labels" and model.sigma_cv_errors_ is not None
-    assert model.labels_source_ == "map"
-    assert model.labels_cv_auc_ is None  # more than two classes: the error rates decide
+    # the map is not clearly better: the spread labels, which here are the map's
+    assert model.labels_source_ == "spreading"
     np.testing.assert_array_equal(model.labels_, model.membership_.argmax(axis=1))
     # without a cross-validated sigma there is nothing to compare: the map's
     fixed = small(3, sigma=2.0).fit(X, partial)
     assert fixed.labels_source_ == "map"
-    assert model.with_chosen_settings().labels_from == "map"
+    assert model.with_chosen_settings().labels_from == "spreading"
     assert fixed.with_chosen_settings().labels_from == "auto"  # nothing was compared
 
 

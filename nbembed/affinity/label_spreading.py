@@ -40,7 +40,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._folds import class_balanced_weights, error_rate, stratified_folds
+from .._folds import class_balanced_weights, clearly_fewer_misses, error_rate, \
+    stratified_folds
 from .._kernels.csr import spread_steps
 from .knn_graphs import symmetric_union
 
@@ -213,6 +214,20 @@ class SpreadSetting(NamedTuple):
     class_mass: bool
 
 
+#: The spread labels' setting unless held-out labels say clearly that one of
+#: the table spreads better: scikit-learn's ``LabelSpreading`` defaults, as
+#: for the shares. Where the labels cannot tell the table's settings apart
+#: (classes no neighbourhood graph separates), the best of forty candidates
+#: on a few held-out labels is mostly the luckiest, and a worse choice than
+#: this one.
+DEFAULT_SETTING = SpreadSetting("directed", SHARE_NEIGHBORS, SHARE_ALPHA, False)
+#: Standard errors by which the best of the table must miss fewer held-out
+#: labels than ``DEFAULT_SETTING`` to replace it
+#: (:func:`~nbembed._folds.clearly_fewer_misses`): two, as the best of forty
+#: is chosen on the same labels it is judged by.
+SETTING_MARGIN = 2.0
+
+
 def _settings(neighbors, alphas):
     """Every setting of the table, in its order: graph, class mass, alpha, k."""
     return [SpreadSetting(g, int(k), float(a), m) for g in SPREAD_GRAPHS
@@ -286,10 +301,17 @@ class SpreadingChoice(NamedTuple):
     errors: np.ndarray
     #: The classes' estimated shares of the unlabelled points.
     shares: np.ndarray
+    #: Which labelled points the chosen setting missed while their fold was
+    #: hidden, in the order of the labelled rows.
+    missed: np.ndarray
+    #: The scoring weight of each labelled point (its class's share).
+    weights: np.ndarray
+    #: The held-out error rate of ``default`` (None without one).
+    default_error: float | None
 
 
 def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
-                     alphas=SPREAD_ALPHA_CANDIDATES):
+                     alphas=SPREAD_ALPHA_CANDIDATES, default=None):
     """The start's graph, and the setting that best spreads held-out labels.
 
     Every setting (graph, number of neighbours, alpha, class mass
@@ -303,7 +325,9 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
     labels weighing its estimated share of the unlabelled points
     (:func:`class_shares`): the labels are to classify those. Ties go to the
     symmetric graph, more neighbours, the earlier alpha, then to no class mass
-    normalization (Zhou et al.'s spreading).
+    normalization (Zhou et al.'s spreading). With a ``default`` that setting
+    is measured too and kept unless the table's best misses fewer held-out
+    labels by more than ``SETTING_MARGIN`` standard errors.
 
     Parameters
     ----------
@@ -317,13 +341,18 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
         Numbers of neighbours to compare; those above k_max are left out.
     alphas : sequence of float
         Weights of the neighbours to compare, each in (0, 1).
+    default : SpreadSetting, optional
+        The setting to keep unless the table clearly beats it (with at most
+        k_max neighbours).
 
     Returns
     -------
     SpreadingChoice
     """
     compared = np.array([k for k in neighbors if k <= indices.shape[1]] or [indices.shape[1]])
-    settings = _settings(compared, alphas)
+    table = _settings(compared, alphas)
+    settings = table if default is None else \
+        table + [default._replace(k=min(default.k, indices.shape[1]))]
     predicted = held_out_classes(indices, targets, folds, settings)
     labelled = targets.sum(axis=1) > 0
     truth = targets[labelled].argmax(axis=1)
@@ -332,13 +361,19 @@ def choose_spreading(indices, targets, folds, neighbors=SPREAD_NEIGHBOR_CANDIDAT
     start_errors = _error_rates(predicted[start_rows], truth, _scoring_weights(targets)[labelled])
     start_k = compared[len(compared) - 1 - int(np.argmin(start_errors[::-1]))]
     shares = class_shares(indices, targets)
-    errors = _error_rates(predicted, truth, _scoring_weights(targets, shares)[labelled])
+    weights = _scoring_weights(targets, shares)[labelled]
+    errors = _error_rates(predicted, truth, weights)
+    missed = predicted != truth
     order = _preferred_first(compared, alphas)
     best = order[int(np.argmin(errors[order]))]
-    table = errors.reshape(len(SPREAD_GRAPHS), len(CLASS_MASS_CANDIDATES), len(alphas),
-                           len(compared))
-    return SpreadingChoice(int(start_k), settings[best], float(errors[best]), compared, table,
-                           shares)
+    if default is not None and not clearly_fewer_misses(missed[best], missed[-1], weights,
+                                                        SETTING_MARGIN):
+        best = len(settings) - 1
+    grid = errors[:len(table)].reshape(len(SPREAD_GRAPHS), len(CLASS_MASS_CANDIDATES),
+                                       len(alphas), len(compared))
+    default_error = None if default is None else float(errors[-1])
+    return SpreadingChoice(int(start_k), settings[best], float(errors[best]), compared, grid,
+                           shares, missed[best], weights, default_error)
 
 
 def spread_with(indices, targets, setting):
@@ -353,13 +388,13 @@ class NestedSpreading(NamedTuple):
 
     #: The weighted error rate over all labelled points.
     error: float
-    #: Class probabilities of each labelled point when its fold was hidden,
-    #: shape (n_labelled, K), in the order of the labelled rows.
-    held_out: np.ndarray
+    #: Which labelled points the spreading missed while their fold was
+    #: hidden, in the order of the labelled rows.
+    missed: np.ndarray
 
 
 def nested_spreading(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CANDIDATES,
-                     alphas=SPREAD_ALPHA_CANDIDATES):
+                     alphas=SPREAD_ALPHA_CANDIDATES, default=None, shares=None):
     """The error on held-out labels of spreading with a chosen setting.
 
     The error :func:`choose_spreading` measured for its choice is the best
@@ -373,32 +408,36 @@ def nested_spreading(indices, targets, folds, rng, neighbors=SPREAD_NEIGHBOR_CAN
 
     Parameters
     ----------
-    indices, targets, folds, neighbors, alphas
+    indices, targets, folds, neighbors, alphas, default
         As for :func:`choose_spreading`.
     rng : numpy.random.RandomState
         Deals the inner folds.
+    shares : ndarray (K,), optional
+        The classes' estimated shares of the unlabelled points, from all
+        labels (:func:`class_shares`, computed where not given).
 
     Returns
     -------
     NestedSpreading
         ``error``, the error rate over all labelled points, each class's
-        labels weighing its estimated share of the unlabelled points
-        (:func:`class_shares`, from all labels), and ``held_out``, each
-        labelled point's class probabilities from the spreading that did not
-        see its label.
+        labels weighing its share, and ``missed``, which labelled points the
+        spreading that did not see their labels missed.
     """
-    scoring = _scoring_weights(targets, class_shares(indices, targets))
+    if shares is None:
+        shares = class_shares(indices, targets)
+    scoring = _scoring_weights(targets, shares)
     labelled = np.flatnonzero(targets.sum(axis=1) > 0)
     classes = targets[labelled].argmax(axis=1)
     n_folds = np.unique(folds).size
-    held_out = np.zeros((labelled.size, targets.shape[1]))
+    held_out = np.zeros(labelled.size, dtype=np.intp)
     for fold in np.unique(folds):
         inside = folds != fold
         hidden = labelled[~inside]
         kept = targets.copy()
         kept[hidden] = 0.0
         inner = stratified_folds(classes[inside], n_folds, rng)
-        choice = choose_spreading(indices, kept, inner, neighbors, alphas)
-        held_out[~inside] = spread_with(indices, kept, choice.setting)[hidden]
-    wrong = scoring[labelled] @ (held_out.argmax(axis=1) != classes)
-    return NestedSpreading(float(error_rate(wrong, scoring[labelled].sum())), held_out)
+        choice = choose_spreading(indices, kept, inner, neighbors, alphas, default)
+        held_out[~inside] = spread_with(indices, kept, choice.setting)[hidden].argmax(axis=1)
+    missed = held_out != classes
+    return NestedSpreading(float(error_rate(scoring[labelled] @ missed,
+                                            scoring[labelled].sum())), missed)

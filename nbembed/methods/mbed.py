@@ -31,15 +31,16 @@ import scipy.sparse as sp
 from .. import _config
 from .._distances import pairwise_distances
 from .._estimator import check_is_fitted, copy_with
-from .._folds import class_balanced_weights, error_rate, stratified_folds, weighted_auc
+from .._folds import class_balanced_weights, clearly_fewer_misses, error_rate, \
+    stratified_folds
 from .._kernels import mbed as kernels
 from .._validation import check_annotations, check_auto_or_number, check_dense_allowed, \
     check_labels, check_number, check_option, check_random_state, series_values
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
-from ..affinity.label_spreading import SPREAD_ALPHA, SPREAD_ALPHA_CANDIDATES, \
-    SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, choose_spreading, \
-    class_shares, knn_graph, nested_spreading, spread_labels, spread_with
+from ..affinity.label_spreading import DEFAULT_SETTING, SPREAD_ALPHA, \
+    SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, \
+    choose_spreading, class_shares, knn_graph, nested_spreading, spread_labels, spread_with
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -71,29 +72,10 @@ SIGMA_CV_STEPS = 5
 SIGMA_CV_KEEP = 2
 
 
-def spreading_classifies_better(map_error, spread_error):
-    """Whether held-out labels say the spread labels classify better than the map.
-
-    Both are error rates over the same folds of labelled points (weighted by
-    the labels' confidences, every class's total made equal). The spreading
-    wins when it missed less; a tie keeps the map. A plain cross-validated
-    choice: where a few labels make it pick the worse of the two by chance,
-    the two did about as well on the held-out labels (see docs/mbed.md).
-    """
-    return spread_error < map_error
-
-
-def spreading_ranks_better(map_auc, spread_auc):
-    """Whether held-out labels of two classes say the spread labels rank them better.
-
-    Both are areas under the ROC curve of the score of the second class on the
-    same folds of labelled points (:func:`~nbembed._folds.weighted_auc`). The
-    spreading wins when its area is larger; a tie keeps the map. With two
-    classes and ten labels each, an error rate counts 20 hits and misses
-    while the area compares 100 pairs, and a map whose few misses are
-    confident ones shows as what it is (see docs/mbed.md, "Two classes").
-    """
-    return spread_auc > map_auc
+#: Standard errors by which the map must miss fewer held-out labels than the
+#: spread labels for ``labels_from="auto"`` to keep the map's labels
+#: (:func:`~nbembed._folds.clearly_fewer_misses`): the one-standard-error rule.
+MAP_MARGIN = 1.0
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -179,8 +161,12 @@ class Mbed(EmbeddingEstimator):
         "auto" starts the annealing with 0.99 (Zhou et al.'s; the graph is
         the one that spreads best at 0.99) and spreads the labels for
         ``labels_from`` with 0.99 or 0.9, chosen with the graph (see
-        ``spread_neighbors``; 0.99 with fewer than 6 labelled points). A
-        number is used for both. The same cross-validation decides whether the
+        ``spread_neighbors``; 0.99 with fewer than 6 labelled points). With
+        both "auto", the spread labels keep scikit-learn's ``LabelSpreading``
+        defaults (the directed 7-nearest-neighbour graph, alpha 0.2, no class
+        mass normalization) unless the table's best setting missed fewer
+        held-out labels by more than two standard errors. A number is used
+        for both. The same cross-validation decides whether the
         spread labels divide each class's scores by their total (class mass
         normalization; the start always does). With both ``spread_neighbors``
         and ``spread_alpha`` fixed nothing is cross-validated and the spread
@@ -188,17 +174,16 @@ class Mbed(EmbeddingEstimator):
     labels_from : {"auto", "map", "spreading"}, default="auto"
         Where ``labels_`` come from. "map": the map's memberships (argmax of
         ``membership_``). "spreading": the labels spread over the
-        ``spread_neighbors`` graph (needs labelled points). "auto": "spreading"
-        where cross-validation of the map and of the spreading, on the same
-        folds, says the spread labels classify held-out labels better than the
-        map (:func:`spreading_classifies_better`; ``labels_cv_errors_``), else
-        "map". It runs with at least 6 labelled points when sigma,
-        ``spread_neighbors`` and ``spread_alpha`` are "auto" and, with K > 2,
-        the labels start the annealing; with two classes the map is then
-        validated at the paper's width, and "better" is a larger area under
-        the ROC curve of the held-out labels where both classes have labels
-        (:func:`spreading_ranks_better`; ``labels_cv_auc_``). The map, its
-        memberships and ``predict`` are Mbed's in every case.
+        ``spread_neighbors`` graph (needs labelled points). "auto":
+        "spreading" unless cross-validation of the map and of the spreading,
+        on the same folds, says the map clearly classifies held-out labels
+        better: it missed fewer by more than ``MAP_MARGIN`` standard errors
+        of the paired difference (``labels_cv_errors_``). It runs with at
+        least 6 labelled points when sigma, ``spread_neighbors`` and
+        ``spread_alpha`` are "auto" and, with K > 2, the labels start the
+        annealing (with two classes the map is then validated at the paper's
+        width); else "map". The map, its memberships and ``predict`` are
+        Mbed's in every case.
     metric : str, default="euclidean"
         Input metric for ``sklearn.metrics.pairwise_distances`` ("cosine",
         ``1 - x.y / (||x|| ||y||)``, suits tf-idf rows; no row may then be all zeros),
@@ -309,6 +294,10 @@ class Mbed(EmbeddingEstimator):
         with then without class mass normalization; alpha 0.99 and 0.9; 3,
         5, 7, 10, 15 neighbours (those below n); each class's labels weighing
         its share in ``class_shares_``. None where nothing was chosen.
+    spread_default_cv_error_ : float or None
+        The cross-validation error of the default the table's best had to
+        beat (scikit-learn's ``LabelSpreading`` defaults; see
+        ``spread_alpha``), None where there was no default.
     class_shares_ : ndarray (n_classes,) or None
         Each class's estimated share of the unlabelled points, which weighs
         its held-out labels in the choices of ``labels_from``: the mean class
@@ -326,11 +315,6 @@ class Mbed(EmbeddingEstimator):
         among several too, else that of the choice made inside each fold
         (:func:`~nbembed.affinity.label_spreading.nested_spreading`), so
         that both are measured alike. None where nothing was compared.
-    labels_cv_auc_ : dict or None
-        With two classes, what decided between the map and the spread labels:
-        the areas under the ROC curve of the held-out labels, ranked by the
-        map's membership of the second class and by its spread probability,
-        on the same folds as ``labels_cv_errors_``. None otherwise.
     directions_ : ndarray (n_classes, n_components)
         The class directions w_k.
     cost_ : float
@@ -501,7 +485,8 @@ class Mbed(EmbeddingEstimator):
         validate_map = (rule == "quantile" and self.sigma == "auto" and labels_from == "auto"
                         and folds is not None and spreading_searched)
         self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
-        self.spread_class_mass_ = self._spread_error = self._spread_nested = None
+        self.spread_class_mass_ = self._spread_choice = self._spread_nested = None
+        self.spread_default_cv_error_ = None
         self.spread_graph_ = self.spread_labels_neighbors_ = self.class_shares_ = None
         self._map_held_out = None
         graph = None
@@ -531,7 +516,9 @@ class Mbed(EmbeddingEstimator):
         elif validate_map:
             self._cross_validate_sigma(run_for, soft, weights, folds, (1.0,))
         self._choose_labels_source(labels_from, X, graph, soft, weights, folds)
-        self._spread_indices = self._spread_setting = None  # what the spread labels needed
+        # what the spread labels and their comparison with the map needed
+        self._spread_indices = self._spread_setting = None
+        self._spread_choice = self._spread_nested = self._map_held_out = None
         return run_for(self.sigma_, weights)
 
     def _labels_source_is_searched(self):
@@ -541,52 +528,34 @@ class Mbed(EmbeddingEstimator):
 
     def _choose_labels_source(self, labels_from, X, graph, soft, weights, folds):
         """Set ``labels_source_`` (and the spread labels) from ``labels_from``: with
-        "auto", "spreading" when the cross-validation of both the map (the chosen
-        sigma) and the spreading (the chosen setting), on the same folds, says the
-        spread labels classify better: their error rate, each class weighing its
-        estimated share of the unlabelled points, is lower
-        (:func:`spreading_classifies_better`) or, with two classes and the map
-        validated at one width, their area under the ROC curve is larger
-        (:func:`spreading_ranks_better`)."""
+        "auto", "spreading" unless the cross-validation of both the map (the
+        chosen sigma) and the spreading (the chosen setting), on the same folds,
+        says the map clearly classifies better: it missed fewer held-out labels,
+        each class weighing its estimated share of the unlabelled points, by
+        more than ``MAP_MARGIN`` standard errors."""
         self.labels_source_ = "map"
-        self.labels_cv_errors_ = self.labels_cv_auc_ = None
+        self.labels_cv_errors_ = None
         self._spread_labels = None
         if labels_from == "map":
             return
         if labels_from == "auto":
             if not self._labels_source_is_searched():
                 return
-            labelled = weights > 0
-            classes = soft[labelled].argmax(axis=1)
-            scoring = (class_balanced_weights(weights, soft.argmax(axis=1))[labelled]
-                       * self.class_shares_[classes])
-            map_error = float(error_rate(
-                scoring @ (self._map_held_out.argmax(axis=1) != classes), scoring.sum()))
+            classes = soft[weights > 0].argmax(axis=1)
+            map_missed = self._map_held_out.argmax(axis=1) != classes
             # like with like: the best of several widths against the best of
             # several spreadings, a single width against the spreading's choice
             # made inside each fold
-            one_width = len(self.sigma_candidates_) == 1
-            spread_error = self._spread_nested.error if one_width else self._spread_error
-            self.labels_cv_errors_ = {"map": map_error, "spreading": spread_error}
-            second = classes == 1
-            # an area needs labels of both classes; labels of one alone fall back
-            # to the error rates
-            if one_width and soft.shape[1] == 2 and 0 < np.count_nonzero(second) < second.size:
-                map_auc, spread_auc = (
-                    weighted_auc(held_out[:, 1], second, weights[labelled])
-                    for held_out in (self._map_held_out, self._spread_nested.held_out))
-                self.labels_cv_auc_ = {"map": map_auc, "spreading": spread_auc}
-                if not spreading_ranks_better(map_auc, spread_auc):
-                    return
-                logger.info("Mbed: held-out labels were ranked with an area under the ROC "
-                            "curve of %.3f in the map and %.3f by spreading them; labels_ "
-                            "are the spread labels.", map_auc, spread_auc)
-            else:
-                if not spreading_classifies_better(map_error, spread_error):
-                    return
-                logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map "
-                            "and %.1f%% by spreading them; labels_ are the spread labels.",
-                            100 * map_error, 100 * spread_error)
+            spreading = (self._spread_nested if len(self.sigma_candidates_) == 1
+                         else self._spread_choice)
+            scoring = self._spread_choice.weights
+            map_error = float(error_rate(scoring @ map_missed, scoring.sum()))
+            self.labels_cv_errors_ = {"map": map_error, "spreading": spreading.error}
+            if clearly_fewer_misses(map_missed, spreading.missed, scoring, MAP_MARGIN):
+                return
+            logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map "
+                        "and %.1f%% by spreading them; labels_ are the spread labels.",
+                        100 * map_error, 100 * spreading.error)
         if graph is None:  # nothing spread yet
             self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
@@ -702,9 +671,10 @@ class Mbed(EmbeddingEstimator):
 
         They are ``spread_neighbors`` and ``spread_alpha``, or where "auto"
         the candidates that best spread held-out labels (``folds``,
-        :func:`~nbembed.affinity.label_spreading.choose_spreading`; without
-        folds, too few labels, ``SPREAD_NEIGHBORS`` and ``SPREAD_ALPHA`` on the
-        symmetric graph, class masses normalized). With ``nested_rng`` the
+        :func:`~nbembed.affinity.label_spreading.choose_spreading`; with both
+        "auto" the spread labels keep ``DEFAULT_SETTING`` unless the best
+        clearly beats it; without folds, too few labels, ``SPREAD_NEIGHBORS``
+        and ``SPREAD_ALPHA`` on the symmetric graph, class masses normalized). With ``nested_rng`` the
         error of that choice made inside each fold is kept too, for
         ``labels_from``."""
         n = X.shape[0]
@@ -718,13 +688,15 @@ class Mbed(EmbeddingEstimator):
         _, idx = nearest_neighbors(X, min(n - 1, max(neighbours)), metric=self.metric,
                                    neighbors=self.neighbors, random_state=self.random_state)
         if choose:
-            choice = choose_spreading(idx, targets, folds, neighbours, alphas)
+            default = DEFAULT_SETTING if k == alpha == "auto" else None
+            choice = choose_spreading(idx, targets, folds, neighbours, alphas, default)
             k, setting = choice.start_k, choice.setting
-            self.spread_cv_errors_, self._spread_error = choice.errors, choice.error
+            self.spread_cv_errors_, self._spread_choice = choice.errors, choice
+            self.spread_default_cv_error_ = choice.default_error
             self.class_shares_ = choice.shares
             if nested_rng is not None:
                 self._spread_nested = nested_spreading(
-                    idx, targets, folds, nested_rng, neighbours, alphas)
+                    idx, targets, folds, nested_rng, neighbours, alphas, default, choice.shares)
         else:
             k = min(n - 1, neighbours[0])
             setting = SpreadSetting("symmetric", k, alphas[0], True)

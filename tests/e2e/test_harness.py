@@ -42,20 +42,29 @@ _HUNG_PAGE = """
 import json, sys
 from tests.e2e import conftest
 
+def reached(stage):
+    print("reached:", stage, file=sys.stderr, flush=True)
+
 conftest.HUNG_GRACE_S = 1.0
+reached("start")
 with conftest.chromium_context(sys.argv[1]) as context:
+    reached("browser started")
     page = conftest.new_page(context)
     page.goto("data:text/html,<p>hung</p>")
+    reached("page open")
     try:
         conftest.wait_for_js(page, sys.argv[2], None, what="a flag that never comes",
                              timeout=1.0, diagnostics=lambda: "")
         stopped = None
     except conftest.BrowserStopped as exc:
         stopped = str(exc)
+    reached("wait ended")
     fresh = conftest.new_page(context)
+    reached("new page open")
     answer = fresh.evaluate("() => 6 * 7")
     fresh.close()
     page.close()
+    reached("pages closed")
 print(json.dumps(dict(stopped=stopped, answer=answer)))
 """
 
@@ -84,9 +93,12 @@ def test_a_wait_on_a_hung_page_ends_with_browser_stopped(tmp_path):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         process.kill()
-        process.communicate()
+        _, err = process.communicate()
+        # where it stopped, for the report: the last stage the process reached
+        stages = [line for line in err.splitlines() if line.startswith("reached:")]
+        last = stages[-1] if stages else "reached: nothing"
         raise BrowserStopped(f"the hung-page process did not end within "
-                             f"{HUNG_PAGE_LIMIT_S:.0f} s; it was killed") from None
+                             f"{HUNG_PAGE_LIMIT_S:.0f} s (last {last}); it was killed") from None
     assert process.returncode == 0, err[-3000:]
     result = json.loads(out.strip().splitlines()[-1])
     assert "waiting for a flag that never comes" in (result["stopped"] or ""), result

@@ -26,10 +26,14 @@ def test_sne_kernel_matches_reference_over_many_row_groups(rng, far):
     np.testing.assert_allclose(grad.T, refm.sne_grad(P, Y), rtol=1e-8, atol=1e-10)
 
 
-def test_the_kept_exponentials_are_the_pairs_and_a_reused_buffer_changes_nothing(rng):
+@pytest.mark.parametrize("far", [False, True])
+def test_the_kept_exponentials_are_the_pairs_and_a_reused_buffer_changes_nothing(rng, far):
     n = kernels.COLUMN_CHUNK + 37
     P = refm.input_neighbourhoods(pairwise_distances(rng.normal(size=(n, 4))), 2.0)
-    Yt = np.ascontiguousarray(rng.normal(size=(n, 3)).T)
+    Y = rng.normal(size=(n, 3))
+    if far:
+        Y[5] += 100.0  # its row is summed shifted; the second pass computes again
+    Yt = np.ascontiguousarray(Y.T)
     first, again = np.empty((3, n)), np.empty((3, n))
     pair_exp = np.full(n * (n - 1) // 2, np.nan)  # work space: its content must not matter
     cost = kernels.sne_cost_gradient_kept(Yt, P + P.T, first, pair_exp)
@@ -39,8 +43,11 @@ def test_the_kept_exponentials_are_the_pairs_and_a_reused_buffer_changes_nothing
     pair_exp[::7] = -1.0
     assert kernels.sne_cost_gradient_kept(Yt, P + P.T, again, pair_exp) == cost
     np.testing.assert_array_equal(again, first)
+    # the same bits without keeping them (each pass computes them)
     assert kernels.sne_cost_gradient(Yt, P + P.T, again) == cost
     np.testing.assert_array_equal(again, first)
+    assert cost + np.sum(P * np.log(P, where=P > 0, out=np.zeros_like(P))) == pytest.approx(
+        refm.sne_cost(P, Y), rel=1e-11)
 
 
 KERNEL_THREADS_SCRIPT = """

@@ -196,11 +196,12 @@ class MbedObjective(Objective):
         if sp.issparse(M):
             return sparse_kernels.sne_gradient(Yt, M.indptr, M.indices, M.data,
                                                np.ones(Yt.shape[1]), 1.0, grad)
-        n = Yt.shape[1]
-        if self._pair_exp is None or self._pair_exp.size != n * (n - 1) // 2:
+        d, n = Yt.shape
+        size = n * (n - 1) // 2 if kernels.keeps_exponentials(n, d) else 0
+        if self._pair_exp is None or self._pair_exp.size != size:
             # kept between evaluations: a fresh half n x n matrix each time would
             # cost its first touch of every page
-            self._pair_exp = np.empty(n * (n - 1) // 2)
+            self._pair_exp = np.empty(size)
         return kernels.sne_cost_gradient_kept(Yt, M, grad, self._pair_exp)
 
     def boundary_terms(self, Yt):

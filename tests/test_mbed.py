@@ -557,8 +557,8 @@ def inconsistent_pairs(a, b):
 def test_g50c_semi_supervised_test_error():
     """Zien & Quinonero Candela (2005), Table 2: g50c, 50 labelled points, the 10 official
     splits: 5.32% mean test error of Algorithm 1's map. We get 5.36% (4.8-5.8% per split).
-    ``labels_`` take the spread labels where they missed fewer held-out labels (one
-    split here, at 8.8%): 5.66%."""
+    ``labels_`` are the spread labels unless the map missed fewer held-out labels by
+    more than one standard error (one split here, at 8.8%): 5.66%."""
     data = load_shared("g50c")
     X, y = data["X"], data["y"]
     errors, label_errors = [], []

@@ -24,7 +24,10 @@ picks the graph the annealing starts from, and the setting of the spread
 labels (the graph, symmetric or directed, its neighbours, alpha and whether
 to normalize the class masses), from the labels alone, by cross-validation on
 the labelled points; :func:`nested_spreading` estimates the error of that
-choice itself.
+choice itself. Given a default (Mbed's: ``DEFAULT_SETTING``, scikit-learn's
+``LabelSpreading`` defaults), the spread labels keep it unless the table's
+best missed clearly fewer held-out labels: where no graph separates the
+classes, the best of many settings on a few labels is only the luckiest.
 
 The spread labels are meant for the unlabelled points, whose classes may be
 shared quite unlike the labels' (ten labels of each class, a class that is

@@ -7,11 +7,13 @@ neighbourhoods q_ij = exp(-tau_ij) / Z_i, tau_ij = ||y_i - y_j||^2:
     dC/dy_i = 2 sum_j (p_ij - q_ij + p_ji - q_ji) (y_i - y_j).
 
 The kernel takes M = P + P^T, dense, and works in two passes over the pairs:
-the first finds every Z_i and keeps each pair's exp(-tau_ij) (half an n x n
-matrix, packed), the second the forces (they need Z_j of every neighbour)
-from the kept exponentials, without computing a distance again. A row whose Z_i would underflow (a point far from all others) is
-recomputed shifted by its smallest tau (a log-sum-exp), so the cost stays
-finite and exact instead of hitting log 0.
+the first finds every Z_i, the second the forces (they need Z_j of every
+neighbour). Where that pays (:func:`keeps_exponentials`) the first keeps each
+pair's exp(-tau_ij) (half an n x n matrix, packed) and the second reads them
+back instead of computing distances and exponentials again; the bits are the
+same either way. A row whose Z_i would underflow (a point far from all
+others) is recomputed shifted by its smallest tau (a log-sum-exp), so the
+cost stays finite and exact instead of hitting log 0.
 
 Speed: tau_ij, exp(-tau_ij) and the pair's weight m_ij - q_ij - q_ji are
 symmetric, so each pass visits the pairs (i, j > i) once and adds to both

@@ -674,9 +674,9 @@ class Mbed(EmbeddingEstimator):
         :func:`~nbembed.affinity.label_spreading.choose_spreading`; with both
         "auto" the spread labels keep ``DEFAULT_SETTING`` unless the best
         clearly beats it; without folds, too few labels, ``SPREAD_NEIGHBORS``
-        and ``SPREAD_ALPHA`` on the symmetric graph, class masses normalized). With ``nested_rng`` the
-        error of that choice made inside each fold is kept too, for
-        ``labels_from``."""
+        and ``SPREAD_ALPHA`` on the symmetric graph, class masses normalized).
+        With ``nested_rng`` the error of that choice made inside each fold is
+        kept too, for ``labels_from``."""
         n = X.shape[0]
         k = self._resolve_spread_neighbors(n)
         alpha = self._resolve_spread_alpha()

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import pairwise_distances
 
+from _waiting import wait_for
 from conftest import load_shared
 from nbembed._folds import class_balanced_weights, clearly_fewer_misses, stratified_folds
 from nbembed.affinity.fixed_width import default_sigma
@@ -198,6 +199,14 @@ def test_the_explorer_chooses_the_width_once(rng):
     X, y = blobs(rng, n_per=20, K=3)
     model = small(3, max_iter=30)
     explorer = Explorer(X, method=model, labels=every_tenth(y), autostart=False)
-    explorer._prepare_run()
-    assert explorer._method is not model and explorer._method.sigma == model.sigma_
-    assert model.sigma_candidates_ is not None
+    try:
+        # The worker prepares the first run, also while paused.
+        wait_for(lambda: explorer._worker.run is not None)
+        first = explorer._worker.run
+        assert explorer._method is not model and explorer._method.sigma == model.sigma_
+        assert model.sigma_candidates_ is not None
+        explorer.restart()
+        wait_for(lambda: explorer._worker.run not in (None, first))
+        assert explorer._method.sigma == model.sigma_  # the width is not searched again
+    finally:
+        explorer.close()

@@ -24,6 +24,7 @@ See docs/mbed.md.
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,8 +40,9 @@ from .._validation import check_annotations, check_auto_or_number, check_dense_a
 from ..affinity.fixed_width import default_sigma, input_neighbourhoods, sampled_sigma, \
     sparse_input_neighbourhoods
 from ..affinity.label_spreading import DEFAULT_SETTING, SPREAD_ALPHA, \
-    SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, SpreadSetting, \
-    choose_spreading, class_shares, knn_graph, nested_spreading, spread_labels, spread_with
+    SPREAD_ALPHA_CANDIDATES, SPREAD_NEIGHBOR_CANDIDATES, SPREAD_NEIGHBORS, NestedSpreading, \
+    SpreadingChoice, SpreadSetting, choose_spreading, class_shares, knn_graph, \
+    nested_spreading, spread_labels, spread_with
 from ..affinity.perplexity import NEIGHBORS, nearest_neighbors
 from ..objectives.mbed import SUM_TOLERANCE, MbedObjective, label_inputs
 from ._base import EmbeddingEstimator, enable_verbose_logging, validate_input
@@ -76,6 +78,15 @@ SIGMA_CV_KEEP = 2
 #: spread labels for ``labels_from="auto"`` to keep the map's labels
 #: (:func:`~nbembed._folds.clearly_fewer_misses`): the one-standard-error rule.
 MAP_MARGIN = 1.0
+
+
+class _Spreading(NamedTuple):
+    """How ``prepare`` spreads the labels, kept for the length of one ``prepare``."""
+
+    indices: np.ndarray  # each point's nearest neighbours, nearest first
+    setting: SpreadSetting  # the spread labels' graph, k, alpha and class mass
+    choice: Optional[SpreadingChoice]  # the held-out table, where it was searched
+    nested: Optional[NestedSpreading]  # that choice made inside each fold, where asked
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -485,14 +496,15 @@ class Mbed(EmbeddingEstimator):
         validate_map = (rule == "quantile" and self.sigma == "auto" and labels_from == "auto"
                         and folds is not None and spreading_searched)
         self.spread_neighbors_ = self.spread_alpha_ = self.spread_cv_errors_ = None
-        self.spread_class_mass_ = self._spread_choice = self._spread_nested = None
-        self.spread_default_cv_error_ = None
+        self.spread_class_mass_ = self.spread_default_cv_error_ = None
         self.spread_graph_ = self.spread_labels_neighbors_ = self.class_shares_ = None
-        self._map_held_out = None
-        graph = None
+        # A start from the chosen alpha made the map worse (docs/mbed.md): the
+        # start keeps Zhou et al.'s unless alpha is fixed.
+        start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else self._resolve_spread_alpha()
+        graph = spreading = None
         if self.anneal_start_ == "labels" or validate_map:
-            graph = self._spread_graph(X, soft * weights[:, None], folds,
-                                       nested_rng=rng if validate_map else None)
+            graph, spreading = self._spread_graph(X, soft * weights[:, None], folds,
+                                                  nested_rng=rng if validate_map else None)
         latest = {}  # the neighbourhoods of the last width: the folds of a candidate share them
 
         def run_for(sigma, label_weights):
@@ -504,21 +516,21 @@ class Mbed(EmbeddingEstimator):
             centres = None
             if self.anneal_start_ == "labels":
                 centres = spread_labels(graph, soft * label_weights[:, None],
-                                        alpha=self._start_alpha) @ directions
+                                        alpha=start_alpha) @ directions
             objective = MbedObjective(M, p_log_p, directions=directions, soft_labels=soft,
                                       label_weights=label_weights, repulsion=repulsion,
                                       **label_terms)
             return MbedRun(objective, start.copy(), noise, anneal_start=centres, **schedule)
 
         self.sigma_candidates_ = self.sigma_cv_errors_ = self.sigma_cv_folds_ = None
+        map_held_out = None
         if rule == "cv":
-            self._cross_validate_sigma(run_for, soft, weights, folds, SIGMA_FACTORS)
+            map_held_out = self._cross_validate_sigma(run_for, soft, weights, folds,
+                                                      SIGMA_FACTORS)
         elif validate_map:
-            self._cross_validate_sigma(run_for, soft, weights, folds, (1.0,))
-        self._choose_labels_source(labels_from, X, graph, soft, weights, folds)
-        # what the spread labels and their comparison with the map needed
-        self._spread_indices = self._spread_setting = None
-        self._spread_choice = self._spread_nested = self._map_held_out = None
+            map_held_out = self._cross_validate_sigma(run_for, soft, weights, folds, (1.0,))
+        self._choose_labels_source(labels_from, X, spreading, map_held_out, soft, weights,
+                                   folds)
         return run_for(self.sigma_, weights)
 
     def _labels_source_is_searched(self):
@@ -526,13 +538,18 @@ class Mbed(EmbeddingEstimator):
         return (getattr(self, "sigma_cv_errors_", None) is not None and
                 getattr(self, "spread_cv_errors_", None) is not None)
 
-    def _choose_labels_source(self, labels_from, X, graph, soft, weights, folds):
+    def _choose_labels_source(self, labels_from, X, spreading, map_held_out, soft, weights,
+                              folds):
         """Set ``labels_source_`` (and the spread labels) from ``labels_from``: with
         "auto", "spreading" unless the cross-validation of both the map (the
         chosen sigma) and the spreading (the chosen setting), on the same folds,
         says the map clearly classifies better: it missed fewer held-out labels,
         each class weighing its estimated share of the unlabelled points, by
-        more than ``MAP_MARGIN`` standard errors."""
+        more than ``MAP_MARGIN`` standard errors.
+
+        ``spreading`` is what ``_spread_graph`` returned (None if it has not
+        run) and ``map_held_out`` the chosen width's held-out class
+        memberships (None if no width was validated)."""
         self.labels_source_ = "map"
         self.labels_cv_errors_ = None
         self._spread_labels = None
@@ -542,25 +559,25 @@ class Mbed(EmbeddingEstimator):
             if not self._labels_source_is_searched():
                 return
             classes = soft[weights > 0].argmax(axis=1)
-            map_missed = self._map_held_out.argmax(axis=1) != classes
+            map_missed = map_held_out.argmax(axis=1) != classes
             # like with like: the best of several widths against the best of
             # several spreadings, a single width against the spreading's choice
             # made inside each fold
-            spreading = (self._spread_nested if len(self.sigma_candidates_) == 1
-                         else self._spread_choice)
-            scoring = self._spread_choice.weights
+            rival = (spreading.nested if len(self.sigma_candidates_) == 1
+                     else spreading.choice)
+            scoring = spreading.choice.weights
             map_error = float(error_rate(scoring @ map_missed, scoring.sum()))
-            self.labels_cv_errors_ = {"map": map_error, "spreading": spreading.error}
-            if clearly_fewer_misses(map_missed, spreading.missed, scoring, MAP_MARGIN):
+            self.labels_cv_errors_ = {"map": map_error, "spreading": rival.error}
+            if clearly_fewer_misses(map_missed, rival.missed, scoring, MAP_MARGIN):
                 return
             logger.info("Mbed: held-out labels were missed %.1f%% of the time in the map "
                         "and %.1f%% by spreading them; labels_ are the spread labels.",
-                        100 * map_error, 100 * spreading.error)
-        if graph is None:  # nothing spread yet
-            self._spread_graph(X, soft * weights[:, None], folds)
+                        100 * map_error, 100 * rival.error)
+        if spreading is None:  # nothing spread yet
+            _, spreading = self._spread_graph(X, soft * weights[:, None], folds)
         self.labels_source_ = "spreading"
-        self._spread_labels = spread_with(self._spread_indices, soft * weights[:, None],
-                                          self._spread_setting).argmax(axis=1)
+        self._spread_labels = spread_with(spreading.indices, soft * weights[:, None],
+                                          spreading.setting).argmax(axis=1)
 
     def with_chosen_settings(self):
         """A copy with ``sigma`` fixed at ``sigma_``, ``spread_neighbors`` at
@@ -605,6 +622,9 @@ class Mbed(EmbeddingEstimator):
         and the one with the lowest error rate over all folds wins. Errors
         weigh by the labels' confidences, every class's total made equal (as
         the spreading's, so that ``labels_from`` compares like with like).
+
+        Returns the chosen candidate's class memberships of the held-out
+        points, in the order of the labelled points.
         """
         labelled = np.flatnonzero(weights > 0)
         classes = soft.argmax(axis=1)
@@ -639,9 +659,9 @@ class Mbed(EmbeddingEstimator):
                                         SIGMA_CV_FOLDS, 1)
         chosen = kept[np.argmin(rates[kept])]
         self.sigma_ = float(candidates[chosen])
-        self._map_held_out = held_out[chosen]
         logger.info("Mbed: sigma %.4g by cross-validation (candidates %s, errors %s).",
                     self.sigma_, np.round(candidates, 4), np.round(self.sigma_cv_errors_, 3))
+        return held_out[chosen]
 
     def _resolve_anneal_start(self, n_classes, label_weights):
         mode = check_option(self.anneal_start, "anneal_start", ANNEAL_STARTS)
@@ -676,11 +696,17 @@ class Mbed(EmbeddingEstimator):
         clearly beats it; without folds, too few labels, ``SPREAD_NEIGHBORS``
         and ``SPREAD_ALPHA`` on the symmetric graph, class masses normalized).
         With ``nested_rng`` the error of that choice made inside each fold is
-        kept too, for ``labels_from``."""
+        kept too, for ``labels_from``.
+
+        Returns the graph and a :class:`_Spreading`: what spreading the labels
+        with that setting and comparing it with the map need. They are
+        returned, not kept on the estimator, so that each ``prepare`` works on
+        its own."""
         n = X.shape[0]
         k = self._resolve_spread_neighbors(n)
         alpha = self._resolve_spread_alpha()
         choose = folds is not None and "auto" in (k, alpha)
+        choice = nested = None
         neighbours = ((SPREAD_NEIGHBOR_CANDIDATES if choose else (SPREAD_NEIGHBORS,))
                       if k == "auto" else (k,))
         alphas = (SPREAD_ALPHA_CANDIDATES if choose else (SPREAD_ALPHA,)) if alpha == "auto" \
@@ -691,28 +717,24 @@ class Mbed(EmbeddingEstimator):
             default = DEFAULT_SETTING if k == alpha == "auto" else None
             choice = choose_spreading(idx, targets, folds, neighbours, alphas, default)
             k, setting = choice.start_k, choice.setting
-            self.spread_cv_errors_, self._spread_choice = choice.errors, choice
+            self.spread_cv_errors_ = choice.errors
             self.spread_default_cv_error_ = choice.default_error
             self.class_shares_ = choice.shares
             if nested_rng is not None:
-                self._spread_nested = nested_spreading(
+                nested = nested_spreading(
                     idx, targets, folds, nested_rng, neighbours, alphas, default, choice.shares)
         else:
             k = min(n - 1, neighbours[0])
             setting = SpreadSetting("symmetric", k, alphas[0], True)
             self.class_shares_ = class_shares(idx, targets)
         self.spread_neighbors_ = k
-        self._spread_indices, self._spread_setting = idx, setting
         self.spread_graph_, self.spread_labels_neighbors_ = setting.graph, setting.k
         self.spread_alpha_, self.spread_class_mass_ = setting.alpha, setting.class_mass
-        # A start from the chosen alpha made the map worse (docs/mbed.md): the
-        # start keeps Zhou et al.'s unless alpha is fixed.
-        self._start_alpha = SPREAD_ALPHA if self.spread_alpha == "auto" else alphas[0]
         logger.info("Mbed: the start spreads the labels over the %d-nearest-neighbour graph; "
                     "the spread labels over the %s %d-nearest-neighbour graph, alpha %g, "
                     "%s class mass normalization.", k, setting.graph, setting.k,
                     setting.alpha, "with" if setting.class_mass else "without")
-        return knn_graph(idx[:, :k])
+        return knn_graph(idx[:, :k]), _Spreading(idx, setting, choice, nested)
 
     def _resolve_repulsion(self, n, d):
         repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)

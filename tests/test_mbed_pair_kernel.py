@@ -79,3 +79,39 @@ def test_sne_kernel_gives_the_same_bits_on_any_thread_count():
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.add(done.stdout.strip())
     assert len(outputs) == 1, outputs
+
+
+KERNEL_FROM_CACHE_SCRIPT = """
+import numpy as np
+from nbembed._kernels import mbed
+rng = np.random.default_rng(2)
+n = 300
+P = rng.random((n, n))
+np.fill_diagonal(P, 0.0)
+P /= P.sum(axis=1, keepdims=True)
+Yt = rng.normal(size=(3, n))
+grad = np.empty_like(Yt)
+if WHICH == "kept":
+    print(repr(mbed.sne_cost_gradient_kept(Yt, P + P.T, grad, np.empty(0))))
+else:
+    print(repr(mbed.sne_cost_gradient(Yt, P + P.T, grad)))
+"""
+
+
+def test_the_kernel_runs_in_processes_that_load_it_from_the_disk_cache(tmp_path):
+    """One process compiles the parallel kernel into an empty disk cache; the next
+    ones load it and call it through ``sne_cost_gradient``. A compiled wrapper
+    built in the second process was cached in a form that crashed the third."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NBEMBED_PREBUILT_KERNELS="0")
+    outputs = []
+    for which in ("kept", "wrapper", "wrapper"):
+        script = KERNEL_FROM_CACHE_SCRIPT.replace("WHICH", repr(which))
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, (which, done.returncode, done.stderr[-2000:])
+        outputs.append(done.stdout.strip())
+    assert len(set(outputs)) == 1, outputs

@@ -224,10 +224,14 @@ def sne_pair_exponentials(Yt, M, pair_exp):
     return shift, z, m_tau
 
 
-@njit(**JIT)
 def sne_cost_gradient(Yt, M, grad):
     """:func:`sne_cost_gradient_kept` computing each pair's exponential in both
-    passes."""
+    passes.
+
+    Plain Python on purpose: compiled (serially, with ``cache=True``) in a
+    process that had loaded the parallel kernel from Numba's cache, it was
+    saved in a form that crashed every later process that loaded it.
+    """
     return sne_cost_gradient_kept(Yt, M, grad, np.empty(0))
 
 

@@ -8,7 +8,8 @@ from scipy.sparse.csgraph import connected_components
 from nbembed import HSSNE, SSDNE, Annotations
 from nbembed.affinity.constraints import (GROUP_PARTNERS, cross_links, group_links,
                                           must_link_matrix, must_links_from,
-                                          spectral_link_pairs)
+                                          semi_supervised_groups, spectral_link_pairs,
+                                          strongest_neighbors)
 
 
 @pytest.mark.parametrize("g", [2, 3, 30, GROUP_PARTNERS + 1])
@@ -114,3 +115,79 @@ def test_a_must_link_matrix_beyond_the_entry_limit_is_refused(monkeypatch):
     with pytest.raises(MemoryError, match="link fewer points"):
         constraints.must_link_matrix(1000, groups=[np.arange(500)])
     assert sp.issparse(constraints.must_link_matrix(1000, groups=[np.arange(100)]))
+
+
+def strongest_by_sorting(P, k):
+    """The slow, obvious reference of strongest_neighbors: sort each row."""
+    P = P.toarray() if sp.issparse(P) else np.array(P)
+    n = P.shape[0]
+    out = np.full((n, k), -1, dtype=np.int64)
+    for i in range(n):
+        columns = np.flatnonzero((P[i] > 0) & (np.arange(n) != i))
+        chosen = columns[np.lexsort((columns, -P[i, columns]))][:k]
+        out[i, :chosen.size] = chosen
+    return out
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_strongest_neighbors_against_sorting(rng, parallel, k):
+    n = 120
+    A = sp.random(n, n, density=0.06, random_state=3, format="csr")
+    A = (A + A.T).tocsr()
+    A.data[::7] = 0.0  # stored zeros are not neighbours
+    A.setdiag(1.0)  # nor is the point itself
+    ties = A.data[3::5]
+    A.data[1:1 + 5 * ties.size:5] = ties  # ties go to the smaller column
+    A.sort_indices()
+    row = slice(A.indptr[5], A.indptr[6])
+    A.data[row] = np.where(A.indices[row] == 5, 1.0, 0.0)  # a row with no neighbour
+    reference = strongest_by_sorting(A, k)
+    assert (reference == -1).any(), "some row should have fewer than k neighbours"
+    np.testing.assert_array_equal(strongest_neighbors(A, k, parallel=parallel), reference)
+    dense = A.toarray().astype(np.float32)
+    np.testing.assert_array_equal(strongest_neighbors(dense, k, parallel=parallel),
+                                  strongest_by_sorting(dense, k))
+    shuffled = A.copy()  # unsorted column indices give the same answer
+    for i in range(n):
+        lo, hi = shuffled.indptr[i], shuffled.indptr[i + 1]
+        order = rng.permutation(hi - lo)
+        shuffled.indices[lo:hi] = shuffled.indices[lo:hi][order]
+        shuffled.data[lo:hi] = shuffled.data[lo:hi][order]
+    shuffled.has_sorted_indices = False
+    np.testing.assert_array_equal(strongest_neighbors(shuffled, k, parallel=parallel), reference)
+
+
+def test_groups_take_in_their_members_neighbours_and_pairs_do_not():
+    n = 14
+    neighbors = np.full((n, 2), -1, dtype=np.int64)
+    neighbors[0] = [5, 12]
+    neighbors[1] = [6, 9]
+    neighbors[5] = [0, 13]   # mutual with 0: taken in
+    neighbors[6] = [1, 13]   # mutual with 1: taken in
+    neighbors[9] = [1, 11]   # mutual with 1, but 11 of the other class is among its own
+    neighbors[12] = [0, 10]  # mutual with 0, and next to 10 of the other class too
+    neighbors[10] = [11, 7]
+    neighbors[7] = [8, 13]   # 10's neighbour, but 10 is not 7's: left out
+    neighbors[11] = [10, 4]
+    neighbors[4] = [11, 3]   # mutual with 11, but linked by a pair: left out
+    neighbors[2] = [8, 3]
+    neighbors[8] = [2, 13]   # mutual with a lone labelled point, which links nothing
+    y = np.full(n, -1)
+    y[[0, 1]] = 0
+    y[[10, 11]] = 1
+    y[2] = 2
+    ann = Annotations(n)
+    ann.add_must_link_pairs(np.array([[3, 4]]))
+    pairs, groups = semi_supervised_groups(y, ann, n, neighbors)
+    assert [g.tolist() for g in groups] == [[0, 1, 5, 6], [10, 11]]
+    assert pairs.tolist() == [[3, 4]]
+    u = must_links_from(y, ann, n, neighbors).toarray()
+    expected = np.zeros((n, n))
+    expected[np.ix_([0, 1, 5, 6], [0, 1, 5, 6])] = 1
+    expected[np.ix_([10, 11], [10, 11])] = 1
+    expected[3, 4] = expected[4, 3] = 1
+    np.fill_diagonal(expected, 0)
+    np.testing.assert_array_equal(u, expected)
+    without = semi_supervised_groups(y, ann, n, neighbors[:, :0])[1]
+    assert [g.tolist() for g in without] == [[0, 1], [10, 11]]

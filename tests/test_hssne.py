@@ -68,12 +68,41 @@ def test_labels_become_must_links_within_classes(iris):
     X, y = iris
     partial = np.full_like(y, -1)
     partial[::10] = y[::10]
-    run = HSSNE(rho=0.5).prepare(X, partial)
+    run = HSSNE(rho=0.5, must_link_neighbors=0).prepare(X, partial)
     u = run.objective.links.toarray()
     linked = np.argwhere(u > 0)
     assert len(linked) == sum(k * (k - 1) for k in np.bincount(partial[partial >= 0]))
     assert np.all(partial[linked[:, 0]] == partial[linked[:, 1]])
     assert np.all(partial[linked[:, 0]] >= 0)
+    assert run.objective.P_mixed.sum() == pytest.approx(1.0)
+
+
+def test_a_class_takes_in_its_members_mutual_neighbours(iris):
+    """Each labelled class links its members and the unlabelled points that are
+    mutual 3-strongest neighbours (largest P_ij) of a member and have no other
+    class's member among their own 3, all pairwise (the groups are small); by
+    hand from the dense P."""
+    X, y = iris
+    partial = np.full_like(y, -1)
+    partial[::10] = y[::10]
+    run = HSSNE(rho=0.5, must_link_neighbors=3, affinity="exact").prepare(X, partial)
+    P = np.array(run.objective.P, dtype=np.float64)
+    np.fill_diagonal(P, -np.inf)
+    strongest = [set(row) for row in np.argsort(-P, axis=1, kind="stable")[:, :3].tolist()]
+    wanted = {}
+    for i in np.flatnonzero(partial >= 0):
+        for j in strongest[i]:
+            if i in strongest[j] and partial[j] < 0:
+                wanted.setdefault(j, set()).add(partial[i])
+    expected = np.zeros_like(P)
+    for c in np.unique(partial[partial >= 0]):
+        taken = [j for j, classes in wanted.items() if c in classes
+                 and all(partial[m] in (-1, c) for m in strongest[j])]
+        group = np.union1d(np.flatnonzero(partial == c), taken).astype(int)
+        expected[np.ix_(group, group)] = 1.0
+    np.fill_diagonal(expected, 0.0)
+    assert expected.sum() > sum(k * (k - 1) for k in np.bincount(partial[partial >= 0]))
+    np.testing.assert_array_equal(run.objective.links.toarray(), expected)
     assert run.objective.P_mixed.sum() == pytest.approx(1.0)
 
 
@@ -305,6 +334,7 @@ def test_bad_data(X, match):
     (dict(n_components=0), "n_components"),
     (dict(init="spectral"), "init"),
     (dict(max_step_norm=0.0), "max_step_norm"),
+    (dict(must_link_neighbors=-1), "must_link_neighbors"),
     (dict(alpha=np.inf), "alpha must be finite"),
     (dict(learning_rate=np.inf), "learning_rate must be finite"),
     (dict(early_exaggeration=np.inf), "early_exaggeration must be finite"),

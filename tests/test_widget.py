@@ -1074,7 +1074,8 @@ def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch, o
     links and P~ the run ends with are those of the annotations."""
     from sklearn.datasets import load_iris
 
-    from nbembed.affinity.constraints import mix_must_links, must_links_from
+    from nbembed.affinity.constraints import (MUST_LINK_NEIGHBORS, mix_must_links,
+                                              must_links_from, strongest_neighbors)
     from nbembed.objectives import hssne as hssne_module
 
     monkeypatch.setattr(hssne_module, "ANNOTATIONS_ASIDE_MIN_N", 100)
@@ -1094,8 +1095,9 @@ def test_a_large_hssne_run_takes_a_lasso_worked_out_aside(bundle, monkeypatch, o
             ex._handle_msg(custom_msg({"type": "apply", "mode": "must_link"}))
         ex.wait(timeout=120)
         assert ex.status == "done" and ex.error == ""
-        expected = must_links_from(None, ex.annotations, len(X))
         objective = ex.run.objective
+        neighbors = strongest_neighbors(objective.P, MUST_LINK_NEIGHBORS)
+        expected = must_links_from(None, ex.annotations, len(X), neighbors)
         links = objective.links
         assert (links != expected).nnz == 0 and links.nnz == expected.nnz > 0
         want = mix_must_links(objective.P, expected, objective.rho)

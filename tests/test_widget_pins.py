@@ -344,8 +344,12 @@ def annotate_pin_and_step(ex):
 
 def test_add_points_places_them_and_keeps_indices_annotations_and_pins(explorer):
     X = blobs()
+    # The annotations below join points of different blobs; linked alone (without
+    # their neighbours) they leave the blobs apart, so the placement is checked on them.
+    method = HSSNE(alpha=1.0, perplexity=10, max_iter=60, early_exaggeration_iter=20,
+                   random_state=0, must_link_neighbors=0)
     ex = explorer(X=X[:45], class_names=["a", "b"], data={"size": np.arange(45.0)},
-                  hover_text=[f"old {i}" for i in range(45)])
+                  hover_text=[f"old {i}" for i in range(45)], method=method)
     old = annotate_pin_and_step(ex)
     before, iteration = old.embedding, old.iteration
     ann_before = ex.annotations.to_json()

@@ -21,6 +21,18 @@ known to belong together, u_ij = 1, and embeds P~ instead of P. Two ways to mix:
     linked point's attraction that goes to its partners. When every point has
     links (the paper's vehicle experiment) both mixings give nearly the same
     maps; see docs/vehicle-normalization.md.
+
+A group (a labelled class, a lasso) also takes in its members' mutual
+neighbours: j joins i's group when each is among the other's
+``must_link_neighbors`` strongest input neighbours (largest P_ij,
+:func:`strongest_neighbors`), j is not labelled or linked itself, and none of
+j's strongest neighbours belongs to another group (:func:`with_neighbors`). A
+linked point then moves with its neighbourhood instead of being pulled out of
+it. Linking the labelled points alone tore them from their unlabelled
+neighbours where the neighbourhoods do not follow the classes (faces under the
+same light, not of the same person): the nearest labelled point then named the
+wrong class more often than without labels; see docs/hssne.md. Explicit pairs
+link their two points only.
 """
 
 import hashlib
@@ -31,6 +43,8 @@ import scipy.sparse as sp
 
 from .._kernels.csr import (merged_row_lengths, merged_row_lengths_serial, mix_dense_all,
                             mix_dense_rows, mix_sparse, mix_sparse_serial)
+from .._kernels.strongest import (strongest_in_csr, strongest_in_csr_serial,
+                                  strongest_in_dense, strongest_in_dense_serial)
 from .._memory import new_arrays
 from .._validation import check_annotations, check_labels
 
@@ -44,6 +58,12 @@ MAX_PAIRS = 100_000_000
 GROUP_PARTNERS = 64
 
 MIXINGS = ("per-point", "global")
+
+#: How many strongest input neighbours of a member (and of a candidate) the mutual
+#: test of :func:`with_neighbors` looks at (``HSSNE(must_link_neighbors=...)``); 0
+#: links the members alone. 3, 5 and 10 gave about the same maps on the labels
+#: benchmark's larger sets (docs/hssne.md).
+MUST_LINK_NEIGHBORS = 5
 
 #: A dense P~ is mixed again in place, row by row, where the links changed in at
 #: most one row in this many; beyond, all of it in one cache-friendly pass is faster.
@@ -284,12 +304,86 @@ def _members_seed(*point_sets):
     return np.frombuffer(digest.digest(), np.uint32)
 
 
-def semi_supervised_groups(y, annotations, n_samples):
+def strongest_neighbors(P, k, parallel=True):
+    """Each point's ``k`` neighbours of largest affinity in ``P``, strongest first.
+
+    Parameters
+    ----------
+    P : ndarray or scipy.sparse matrix (n, n)
+        Affinities; the diagonal and entries <= 0 are not neighbours.
+    k : int
+    parallel : bool
+        False runs the serial twins of the kernels, for a thread beside a
+        running fit's (see :func:`~nbembed._kernels.variants.serial_twin`).
+
+    Returns
+    -------
+    ndarray of int64 (n, k)
+        Column indices, ties going to the smaller; -1 where a row has fewer
+        than ``k`` neighbours.
+    """
+    n = P.shape[0]
+    out = np.empty((n, k), dtype=np.int64)
+    values = np.empty((n, k), dtype=np.float64)
+    if k == 0:
+        return out
+    if sp.issparse(P):
+        P = P.tocsr()
+        kernel = strongest_in_csr if parallel else strongest_in_csr_serial
+        kernel(P.indptr, P.indices, P.data, out, values)
+    else:
+        kernel = strongest_in_dense if parallel else strongest_in_dense_serial
+        kernel(np.ascontiguousarray(P), out, values)
+    return out
+
+
+def with_neighbors(groups, neighbors, linked):
+    """Each group of two or more points with its members' mutual neighbours
+    taken in, sorted; a lone point stays alone.
+
+    A point j joins group g when, for a member i of g, each of i and j is in
+    the other's row of ``neighbors`` (-1 ignored), j is not ``linked`` itself
+    (a labelled point belongs with its own class), and no point of j's row
+    belongs to another group (j does not lie between two classes).
+    """
+    owner = np.full(neighbors.shape[0] + 1, -1, dtype=np.int64)  # [-1]: the padding's
+    for index, g in enumerate(groups):
+        owner[g] = np.where(owner[g] == -1, index, -2)  # -2: in two groups
+    taken = []
+    for index, g in enumerate(groups):
+        if len(g) < 2:
+            taken.append(g)
+            continue
+        near = neighbors[g].ravel()
+        members = np.repeat(g, neighbors.shape[1])
+        mutual = near >= 0
+        mutual[mutual] = (neighbors[near[mutual]] == members[mutual, None]).any(axis=1)
+        near = np.unique(near[mutual])
+        near = near[~linked[near]]
+        owners = owner[neighbors[near]]
+        near = near[((owners == -1) | (owners == index)).all(axis=1)]
+        taken.append(np.union1d(g, near))
+    return taken
+
+
+def semi_supervised_groups(y, annotations, n_samples, neighbors=None):
     """Must-link pairs and groups from labels ``y`` and ``annotations``.
 
     Each labelled class (from ``y`` and from the hard labels in the
     annotations) becomes a group; the annotations' must-link groups are kept
     as groups and their explicit pairs as pairs.
+
+    Parameters
+    ----------
+    y : array-like (n_samples,) or None
+        Labels, -1 for unlabelled points.
+    annotations : Annotations or None
+    n_samples : int
+    neighbors : ndarray of int64 (n_samples, k), optional
+        Each point's strongest input neighbours (:func:`strongest_neighbors`):
+        every group takes in its members' mutual neighbours that are not
+        labelled or linked themselves and have no other group's member among
+        their own (:func:`with_neighbors`).
 
     Returns
     -------
@@ -298,6 +392,7 @@ def semi_supervised_groups(y, annotations, n_samples):
     """
     groups = []
     labels = []
+    linked = np.zeros(n_samples, dtype=bool)
     if y is not None:
         labels.append(check_labels(y, n_samples))
     pairs = None
@@ -307,17 +402,27 @@ def semi_supervised_groups(y, annotations, n_samples):
         pairs = annotations.must_link_pairs(groups=False)
         groups.extend(annotations.must_link_groups())
     for lab in labels:
+        linked |= lab >= 0
         for c in np.unique(lab[lab >= 0]):
             members = np.flatnonzero(lab == c)
             if members.size >= 2:
                 groups.append(members)
+    if neighbors is not None and neighbors.shape[1]:
+        groups = [np.asarray(g, dtype=np.int64) for g in groups]
+        for g in groups:
+            linked[g] = True
+        if pairs is not None:
+            linked[np.asarray(pairs, dtype=np.int64).ravel()] = True
+        groups = with_neighbors(groups, neighbors, linked)
     return pairs, groups
 
 
-def must_links_from(y, annotations, n_samples):
+def must_links_from(y, annotations, n_samples, neighbors=None):
     """The must-link matrix U of labels ``y`` and ``annotations``
-    (:func:`~nbembed.affinity.constraints.semi_supervised_groups` passed to :func:`must_link_matrix`)."""
-    return must_link_matrix(n_samples, *semi_supervised_groups(y, annotations, n_samples))
+    (:func:`~nbembed.affinity.constraints.semi_supervised_groups` passed to
+    :func:`must_link_matrix`)."""
+    return must_link_matrix(n_samples,
+                            *semi_supervised_groups(y, annotations, n_samples, neighbors))
 
 
 def mix_must_links(P, u, rho, mixing="per-point", *, out=None, rows=None, rooms=None,

@@ -14,7 +14,7 @@ from .._estimator import copy_with
 from .._validation import check_labels, check_number, check_option, check_random_state, \
     series_values
 from ..affinity import joint_probabilities, must_links_from
-from ..affinity.constraints import MIXINGS
+from ..affinity.constraints import MIXINGS, MUST_LINK_NEIGHBORS, strongest_neighbors
 from ..affinity.perplexity import METHODS as AFFINITY_METHODS
 from ..affinity.perplexity import NEIGHBORS, normalize_affinities
 from ..objectives.hssne import ALPHA, REPULSIONS, RHO, HSSNEObjective, affinity_dtype, \
@@ -138,6 +138,14 @@ class HSSNE(EmbeddingEstimator):
         each linked point's own mass to its partners, so small lasso groups
         are not over-weighted and adding one group leaves the others alone
         (see :mod:`nbembed.affinity.constraints`).
+    must_link_neighbors : int, default=5
+        Every must-link group (a labelled class, a lasso) also takes in its
+        members' mutual neighbours: the unlabelled points among a member's
+        this many strongest input neighbours (largest P_ij) that have the
+        member among theirs and no other group's member, so that a linked
+        point moves with its neighbourhood instead of being pulled out of it.
+        Explicit pairs link their two points only. 0 links the members alone,
+        as the paper does (see docs/hssne.md).
     optimizer : {"auto", "gradient", "fixed-point"}, default="auto"
         Main-phase optimizer after early exaggeration (which always uses
         gradient descent, as in the paper). "gradient" is t-SNE's momentum +
@@ -264,8 +272,9 @@ class HSSNE(EmbeddingEstimator):
         most 1e-5 of itself per iteration between the last two records), did not end
         with a cost more than 5% above the one it started from (which warns) and did not
         end diverged (two or more recoveries from divergence with no step accepted
-        since, or most steps shortened to ``max_step_norm``, which warns too); False means more iterations may still change the
-        embedding (raise ``max_iter``), or a smaller ``learning_rate`` is needed. See
+        since, or most steps shortened to ``max_step_norm``, which warns too); False
+        means more iterations may still change the embedding (raise ``max_iter``), or a
+        smaller ``learning_rate`` is needed. See
         ``nbembed.optim.run.RunOutcome``.
     n_recoveries_ : int
         How often the optimization diverged (a non-finite value, or a rise of the
@@ -320,7 +329,8 @@ class HSSNE(EmbeddingEstimator):
     accepts_sparse = True
 
     def __init__(self, n_components=2, *, alpha=1.0, perplexity=30.0, rho="auto",
-                 must_link_mixing="per-point", optimizer="auto", max_iter=750, tol=1e-5,
+                 must_link_mixing="per-point", must_link_neighbors=MUST_LINK_NEIGHBORS,
+                 optimizer="auto", max_iter=750, tol=1e-5,
                  early_exaggeration=12.0, early_exaggeration_iter=250, learning_rate="auto",
                  max_step_norm=5.0,
                  fixed_point_momentum=0.95, init="pca", affinity="auto", neighbors="auto",
@@ -331,6 +341,7 @@ class HSSNE(EmbeddingEstimator):
         self.perplexity = perplexity
         self.rho = rho
         self.must_link_mixing = must_link_mixing
+        self.must_link_neighbors = must_link_neighbors
         self.optimizer = optimizer
         self.max_iter = max_iter
         self.tol = tol
@@ -380,6 +391,9 @@ class HSSNE(EmbeddingEstimator):
                                    high=1, high_open=True)
         tol = check_number(self.tol, "tol", low=0)
         mixing = check_option(self.must_link_mixing, "must_link_mixing", MIXINGS)
+        # below the number of points, so that small data sets keep the default
+        link_neighbors = min(n - 1, check_number(self.must_link_neighbors, "must_link_neighbors",
+                                                 low=0, integer=True))
         dtype = check_option(self.dtype, "dtype", ("auto", "float64", "float32"))
         check_option(self.neighbors, "neighbors", NEIGHBORS)
         repulsion = check_option(self.repulsion, "repulsion", REPULSIONS)
@@ -407,7 +421,9 @@ class HSSNE(EmbeddingEstimator):
                                     random_state=self.random_state, timings=timings,
                                     dtype=affinity_dtype(n, dtype))
         with timed(timings, "calibration"):
-            links = must_links_from(y, annotations, n)
+            neighbor_index = (strongest_neighbors(P, link_neighbors) if link_neighbors and (
+                y is not None or annotations is not None) else None)
+            links = must_links_from(y, annotations, n, neighbor_index)
         with timed(timings, "initialization"):
             start = initial_embedding(X, self.init if init is None else init, n_components,
                                       self.random_state, metric=self.metric,
@@ -417,8 +433,9 @@ class HSSNE(EmbeddingEstimator):
         def objective_with(links, rho):
             # The objective mixes the must-links into P and casts it to its dtype.
             return HSSNEObjective(P, links, n_components=n_components, alpha=alpha, rho=rho,
-                                  must_link_mixing=mixing, dtype=dtype, repulsion=repulsion,
-                                  **approximation)
+                                  must_link_mixing=mixing, must_link_neighbors=link_neighbors,
+                                  neighbor_index=neighbor_index, dtype=dtype,
+                                  repulsion=repulsion, **approximation)
 
         def run_of(objective):
             return EmbeddingRun(objective, start.copy(), cost_every=cost_interval(P),
@@ -428,7 +445,8 @@ class HSSNE(EmbeddingEstimator):
                                 preparation=timings, **schedule)
 
         def embed(labels, rho):
-            run = run_of(objective_with(must_links_from(labels, annotations, n), rho))
+            run = run_of(objective_with(must_links_from(labels, annotations, n, neighbor_index),
+                                        rho))
             run.run()
             return run.embedding
 

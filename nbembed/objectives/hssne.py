@@ -25,7 +25,7 @@ from .._kernels.locality import (PermutationInPieces, morton_order, permute_csr,
                                  take_columns)
 from .._memory import Room, available_bytes
 from ..affinity import mix_must_links, must_link_share
-from ..affinity.constraints import MustLinks, semi_supervised_groups
+from ..affinity.constraints import MustLinks, semi_supervised_groups, strongest_neighbors
 from ..optim import LiveParameter
 from .base import Objective
 from .forces import Forces, all_pairs_rows, attraction_rows, point_rows
@@ -227,6 +227,13 @@ class HSSNEObjective(Objective):
     alpha, rho : float
         Tail heaviness and must-link weight (live).
     must_link_mixing : {"per-point", "global"}
+    must_link_neighbors : int
+        For the must-link groups of later annotations: how many strongest input
+        neighbours the groups take their members' mutual neighbours from
+        (:func:`~nbembed.affinity.constraints.with_neighbors`); 0 links the
+        members alone. ``links`` are made by the caller.
+    neighbor_index : ndarray (n, must_link_neighbors), optional
+        Those neighbours, where the caller has them already.
     dtype : numpy float type
         Precision of the gradient kernels (the cost is always float64).
     repulsion : {"exact", "barnes-hut", "fft", "auto", "adaptive"}
@@ -249,14 +256,17 @@ class HSSNEObjective(Objective):
     force_terms = FORCE_TERMS
 
     def __init__(self, P, links, *, n_components, alpha, rho, must_link_mixing="per-point",
-                 dtype=np.float64, repulsion="exact", theta=0.5, fft_nodes=3,
-                 fft_box_size=1.0, fft_min_boxes=50):
+                 must_link_neighbors=0, neighbor_index=None, dtype=np.float64,
+                 repulsion="exact", theta=0.5, fft_nodes=3, fft_box_size=1.0,
+                 fft_min_boxes=50):
         self.iteration = 0
         self.n_samples = P.shape[0]
         self.n_components = int(n_components)
         self.P = P
         self.links = links
         self.must_link_mixing = must_link_mixing
+        self.must_link_neighbors = int(must_link_neighbors)
+        self._neighbor_index = neighbor_index
         self.dtype = np.dtype(dtype).type
         self.alpha = float(alpha)
         self.rho = float(rho)
@@ -329,7 +339,12 @@ class HSSNEObjective(Objective):
 
     def _prepare(self, annotations, y, mix_now):
         """:meth:`prepare_annotations`, mixing P~ there (``mix_now``) or in ``apply()``."""
-        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples)
+        if self._neighbor_index is None and self.must_link_neighbors > 0:
+            # serial: this may run beside the run's parallel kernels
+            self._neighbor_index = strongest_neighbors(self.P, self.must_link_neighbors,
+                                                       parallel=False)
+        pairs, groups = semi_supervised_groups(y, annotations, self.n_samples,
+                                               self._neighbor_index)
         first = self._must_links is None
         must_links = MustLinks(self.n_samples) if first else self._must_links
         changed = must_links.update(pairs, groups)

@@ -101,11 +101,13 @@ def _as_if_large():
 
 def _annotations_aside():
     """A must-link group worked out beside a large run, as the Explorer does from
-    ``ANNOTATIONS_ASIDE_MIN_N`` points (serial twins of the mixing kernels), and
-    the spatial order renewed in pieces, as in the Explorer's runs."""
+    ``ANNOTATIONS_ASIDE_MIN_N`` points (serial twins of the mixing kernels, and
+    of the strongest neighbours a group takes in), and the spatial order renewed
+    in pieces, as in the Explorer's runs."""
     import scipy.sparse as sp
 
     from . import Annotations
+    from .affinity.constraints import MUST_LINK_NEIGHBORS, strongest_neighbors
     from .objectives import hssne
 
     rng = np.random.default_rng(0)
@@ -115,6 +117,7 @@ def _annotations_aside():
         P.sort_indices()
         with _as_if_large(), mock.patch.object(hssne, "ANNOTATIONS_ASIDE_MIN_N", 0):
             run = hssne.HSSNEObjective(P, None, n_components=2, alpha=1.0, rho=0.5,
+                                       must_link_neighbors=MUST_LINK_NEIGHBORS,
                                        dtype=dtype, repulsion="fft")
             Yt = rng.normal(size=(2, N_POINTS)).astype(dtype)
             run.gradient(Yt, np.empty_like(Yt))  # the spatial order
@@ -125,6 +128,9 @@ def _annotations_aside():
             annotations = Annotations(N_POINTS)
             annotations.add_must_link(np.arange(0, N_POINTS, 7))
             run.prepare_annotations(annotations)()
+            strongest_neighbors(P, MUST_LINK_NEIGHBORS)  # in parallel, as prepare_live
+            # a small live run's first lasso (a dense P)
+            strongest_neighbors(P.toarray(), MUST_LINK_NEIGHBORS, parallel=False)
 
 
 def _hssne_approximate():

@@ -14,8 +14,9 @@ sparse inputs, labels, and placing new points, plus every HSSNE kernel form
 (the alpha slider of the Explorer may move to any of them). The kernels a fit
 uses depend on the types of its arrays, not on their sizes, so a fit of 300
 points compiles what a fit of a million uses, once the size thresholds that
-choose between kernels are set as for a large set (:func:`_as_if_large`). Each group of workloads runs in
-a new Python process of its own, one group after another.
+choose between kernels are set as for a large set (:func:`_as_if_large`). Each
+group of workloads runs in a new Python process of its own, one group after
+another.
 
 The neighbour search of sparse rows or other metrics at large sizes
 (pynndescent) is another package's and compiles in every new process; it is

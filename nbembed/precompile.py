@@ -129,7 +129,7 @@ def _annotations_aside():
             annotations = Annotations(N_POINTS)
             annotations.add_must_link(np.arange(0, N_POINTS, 7))
             run.prepare_annotations(annotations)()
-            strongest_neighbors(P, MUST_LINK_NEIGHBORS)  # in parallel, as prepare_live
+            strongest_neighbors(P, MUST_LINK_NEIGHBORS)  # in parallel, as HSSNE.prepare
             # a small live run's first lasso (a dense P)
             strongest_neighbors(P.toarray(), MUST_LINK_NEIGHBORS, parallel=False)
 

@@ -453,26 +453,21 @@ def test_without_memory_for_a_second_p_mixed_a_large_run_mixes_when_applied(monk
     _assert_same_run(live, fresh, Yt)
 
 
-def test_a_large_live_run_finds_the_neighbours_groups_take_in_before_the_first_lasso(
-        monkeypatch):
-    """Where annotations are worked out aside, a run going live finds the strongest
-    neighbours at once (the first lasso then does not wait for them); smaller runs
-    and must_link_neighbors=0 leave them to the first annotation."""
+def test_a_run_given_annotations_finds_the_neighbours_groups_take_in_before_the_first_lasso():
+    """The Explorer prepares every run with annotations (empty at first): the
+    strongest neighbours are found then, with the parallel kernel, and the first
+    lasso does not wait for them; a fit without labels or annotations does not
+    look for them, nor does must_link_neighbors=0."""
     from sklearn.datasets import load_iris
 
     from nbembed import HSSNE
     from nbembed.affinity.constraints import strongest_neighbors
-    from nbembed.objectives import hssne as hssne_module
 
     X, _ = load_iris(return_X_y=True)
-    small = HSSNE(max_iter=10, random_state=0).prepare(X)
-    small.prefer_even_steps()
-    assert small.objective._neighbor_index is None
-    monkeypatch.setattr(hssne_module, "ANNOTATIONS_ASIDE_MIN_N", 100)
-    run = HSSNE(max_iter=10, random_state=0).prepare(X)
-    run.prefer_even_steps()
+    run = HSSNE(max_iter=10, random_state=0).prepare(X, annotations=Annotations(len(X)))
     np.testing.assert_array_equal(run.objective._neighbor_index,
                                   strongest_neighbors(run.objective.P, 5))
-    alone = HSSNE(max_iter=10, random_state=0, must_link_neighbors=0).prepare(X)
-    alone.prefer_even_steps()
+    assert HSSNE(max_iter=10, random_state=0).prepare(X).objective._neighbor_index is None
+    alone = HSSNE(max_iter=10, random_state=0, must_link_neighbors=0).prepare(
+        X, annotations=Annotations(len(X)))
     assert alone.objective._neighbor_index is None

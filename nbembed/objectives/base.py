@@ -109,11 +109,6 @@ class Objective:
     #: live runs.
     spread_renewals = False
 
-    def prepare_live(self):
-        """The run is about to be stepped live: work that the first annotation
-        would otherwise wait for may be done now (with the kernel lock held).
-        Nothing here."""
-
     #: Whether the objective has a ``prepare_annotations`` worth a thread of its own
     #: (see :meth:`nbembed.objectives.hssne.HSSNEObjective.prepare_annotations`);
     #: runs call it only then.

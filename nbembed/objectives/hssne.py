@@ -316,15 +316,6 @@ class HSSNEObjective(Objective):
         (``n_samples`` >= :data:`ANNOTATIONS_ASIDE_MIN_N`)."""
         return self.n_samples >= ANNOTATIONS_ASIDE_MIN_N
 
-    def prepare_live(self):
-        """Find the strongest neighbours that must-link groups take in now, with
-        the parallel kernel, where the annotations are worked out aside: at
-        10^6 points the serial pass took most of a second, which the first
-        lasso would otherwise wait for."""
-        if (self.annotations_aside and self._neighbor_index is None
-                and self.must_link_neighbors > 0):
-            self._neighbor_index = strongest_neighbors(self.P, self.must_link_neighbors)
-
     def prepare_annotations(self, annotations=None, y=None):
         """The part of :meth:`set_annotations` that leaves the run as it is.
 

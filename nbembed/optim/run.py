@@ -185,12 +185,8 @@ class ObjectiveRun(Run):
 
     def prefer_even_steps(self):
         """Spread the objective's renewals over several iterations where it has
-        any (``spread_renewals``; see :meth:`nbembed.optim.protocol.Run.prefer_even_steps`),
-        and let it do now what the first annotation would wait for
-        (:meth:`~nbembed.objectives.base.Objective.prepare_live`)."""
+        any (``spread_renewals``; see :meth:`nbembed.optim.protocol.Run.prefer_even_steps`)."""
         self.objective.spread_renewals = True
-        with _config.KERNEL_LOCK:
-            self.objective.prepare_live()
 
     @property
     def annotations_aside(self):

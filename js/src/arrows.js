@@ -8,11 +8,20 @@ import { pointsToScreen } from "./lasso.js";
 
 /** Colours of the terms, in the order the run lists them. */
 export const TERM_COLORS = ["#d32f2f", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f"];
-/** Colours and dash patterns of the neighbour lines. */
+/**
+ * Colours, dash patterns and end rings of the neighbour lines. Inside a tight
+ * cluster a neighbour lies a pixel or two from the hovered point, where a line
+ * alone is lost among the points: each neighbour also gets a ring (input the
+ * wider, so a point that is both shows two), and lines and rings are drawn over
+ * a white halo that sets them off from the points beneath.
+ */
 export const NEIGHBOUR_STYLES = {
-  input: { color: "#00897b", dash: [], label: "input neighbours (largest P)" },
-  output: { color: "#8e24aa", dash: [4, 3], label: "output neighbours (nearest here)" },
+  input: { color: "#00897b", dash: [], ring: 5, label: "input neighbours (largest P)" },
+  output: { color: "#8e24aa", dash: [4, 3], ring: 3, label: "output neighbours (nearest here)" },
 };
+/** Width in pixels of the neighbour lines and rings, and of the white halo each side. */
+export const LINE_PX = 1.5;
+export const HALO_PX = 2;
 /** Length in pixels of the longest arrow drawn. */
 export const LONGEST_PX = 60;
 
@@ -64,15 +73,42 @@ export function neighbourLines(neighbours, xy, transform) {
   return lines;
 }
 
-function drawLine(ctx, { kind, x0, y0, x1, y1 }) {
-  const style = NEIGHBOUR_STYLES[kind];
-  ctx.strokeStyle = style.color;
-  ctx.lineWidth = 1.5;
-  ctx.setLineDash(style.dash);
-  ctx.beginPath();
-  ctx.moveTo(x0, y0);
-  ctx.lineTo(x1, y1);
-  ctx.stroke();
+/**
+ * The neighbours: a line from the hovered point to each (unless its ring
+ * covers it) and a ring around each. Every halo is drawn first, so that none
+ * covers another neighbour's colour; then lines (dashed by kind) and solid
+ * rings, the input neighbours' last.
+ */
+export function drawNeighbours(ctx, lines) {
+  const shapes = lines.map((line) => {
+    const { ring } = NEIGHBOUR_STYLES[line.kind];
+    return { ...line, ring, withLine: Math.hypot(line.x1 - line.x0, line.y1 - line.y0) > ring };
+  });
+  const strokePaths = (color, width, dash, items, { lines: withLines, rings }) => {
+    if (!items.length) return;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = width;
+    ctx.setLineDash(dash);
+    ctx.beginPath();
+    for (const { x0, y0, x1, y1, ring, withLine } of items) {
+      if (withLines && withLine) {
+        ctx.moveTo(x0, y0);
+        ctx.lineTo(x1, y1);
+      }
+      if (rings) {
+        ctx.moveTo(x1 + ring, y1);
+        ctx.arc(x1, y1, ring, 0, 2 * Math.PI);
+      }
+    }
+    ctx.stroke();
+  };
+  strokePaths("#ffffff", LINE_PX + 2 * HALO_PX, [], shapes, { lines: true, rings: true });
+  for (const kind of ["output", "input"]) {
+    const style = NEIGHBOUR_STYLES[kind];
+    const ofKind = shapes.filter((shape) => shape.kind === kind);
+    strokePaths(style.color, LINE_PX, style.dash, ofKind.filter((shape) => shape.withLine), { lines: true });
+    strokePaths(style.color, LINE_PX, [], ofKind, { rings: true });
+  }
   ctx.setLineDash([]);
 }
 
@@ -121,7 +157,7 @@ export function createArrowsLayer(model, disposer, root) {
     if (area && scatter) {
       const transform = { ...scatter.transform(), width: area.width, height: area.height };
       if (neighboursBox.checked) lines = neighbourLines(model.get("neighbours"), scatter.positions(), transform);
-      for (const line of lines) drawLine(area.ctx, line);
+      drawNeighbours(area.ctx, lines);
       if (checkbox.checked) segments = arrowSegments(model.get("forces"), scatter.positions(), transform);
       for (const segment of segments) drawArrow(area.ctx, segment, TERM_COLORS[segment.term % TERM_COLORS.length]);
     }

@@ -7,6 +7,9 @@ points on their two (``n_components``) leading principal components, with
 the status "preparing" and iteration 0, for methods that start there
 (``init="pca"``, HSSNE's and NeRV's default); the run then starts from the
 map already shown (passed as its ``init``, so it is not computed twice).
+
+Threads: functions of their arguments, without state of their own; the
+Explorer's worker thread calls them while it prepares the first run.
 """
 
 from __future__ import annotations

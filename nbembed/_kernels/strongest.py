@@ -10,13 +10,20 @@ from .variants import serial_twin
 
 
 @njit(**JIT)
-def _insert(columns, values, i, j, v):
+def _clear(columns, values, i):
+    for c in range(columns.shape[1]):
+        columns[i, c] = -1
+        values[i, c] = 0.0
+
+
+@njit(**JIT)
+def _offer(columns, values, i, j, v):
     """Put column ``j`` of value ``v`` into row i's running top list (``columns[i]``,
     ``values[i]``), kept largest first with ties to the smaller column, if it
-    belongs there."""
+    belongs there: off the diagonal, positive, and above the list's last."""
     last = columns.shape[1] - 1
-    if columns[i, last] >= 0 and (v < values[i, last] or
-                                  (v == values[i, last] and j > columns[i, last])):
+    if j == i or not v > 0.0 or (columns[i, last] >= 0 and (
+            v < values[i, last] or (v == values[i, last] and j > columns[i, last]))):
         return
     pos = last
     while pos > 0 and (columns[i, pos - 1] < 0 or v > values[i, pos - 1]
@@ -33,32 +40,19 @@ def strongest_in_csr(indptr, indices, data, out, values):
     """``out[i]``: the columns of row i's largest positive entries off the
     diagonal, largest first, ties to the smaller column; -1 where the row has
     fewer than ``out.shape[1]``. ``values`` (same shape, float64) is work space."""
-    n = indptr.shape[0] - 1
-    k = out.shape[1]
-    for i in prange(n):
-        for c in range(k):
-            out[i, c] = -1
-            values[i, c] = 0.0
+    for i in prange(indptr.shape[0] - 1):
+        _clear(out, values, i)
         for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            v = np.float64(data[t])
-            if j != i and v > 0.0 and v >= values[i, k - 1]:
-                _insert(out, values, i, j, v)
+            _offer(out, values, i, indices[t], np.float64(data[t]))
 
 
 @njit(**JIT_PARALLEL)
 def strongest_in_dense(P, out, values):
     """:func:`strongest_in_csr` for a dense square matrix."""
-    n = P.shape[0]
-    k = out.shape[1]
-    for i in prange(n):
-        for c in range(k):
-            out[i, c] = -1
-            values[i, c] = 0.0
-        for j in range(n):
-            v = np.float64(P[i, j])
-            if j != i and v > 0.0 and v >= values[i, k - 1]:
-                _insert(out, values, i, j, v)
+    for i in prange(P.shape[0]):
+        _clear(out, values, i)
+        for j in range(P.shape[1]):
+            _offer(out, values, i, j, np.float64(P[i, j]))
 
 
 strongest_in_csr_serial = serial_twin(strongest_in_csr)

@@ -324,9 +324,9 @@ def strongest_neighbors(P, k, parallel=True):
     """
     n = P.shape[0]
     out = np.empty((n, k), dtype=np.int64)
-    values = np.empty((n, k), dtype=np.float64)
     if k == 0:
         return out
+    values = np.empty((n, k), dtype=np.float64)
     if sp.issparse(P):
         P = P.tocsr()
         kernel = strongest_in_csr if parallel else strongest_in_csr_serial
